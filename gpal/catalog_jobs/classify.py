@@ -125,25 +125,27 @@ def classify_catalog(
     results = run_steps(
         [("fit", lambda done: _fit(job, folder, log)),
          ("held-out check", lambda done: _check_held_out(job, done["fit"], log)),
-         ("outlier score", lambda done: _fit_outliers(job, log)),
          ("classification", lambda done: _classify_sources(job, done["fit"], done["outlier score"],
                                                            done["known sources"], executor, progress, log, times)),
          ("later-release check", lambda done: _check_later(job, folder, done, later_baselines, log)),
          ("lists and report", lambda done: _report_files(folder, done, comparison is None, log))],
         # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end, and the
         # blazar-type model, which the classification needs (in the main thread it added its whole fit to the wall
-        # time); beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
+        # time), and the outlier score, which needs only the training split (its density is the model's population
+        # prior, fitted once for both); beside the classification: the held-out figures (NumPy and TensorFlow free
+        # the GIL)
         beside=[Beside("error-blind model and baselines", comparison and (lambda done, stop: comparison(stop)), "fit",
                        "classification"),
                 Beside("bcu-type model", lambda done, stop: _fit_bcu_types(job, folder, log, stop), "fit",
-                       "outlier score"),
+                       "held-out check"),
+                Beside("outlier score", lambda done, stop: _fit_outliers(job, log), "fit", "held-out check"),
                 # what is known of each source (the earlier releases, loaded and linked; the ATNF pulsars): a second
                 # of reading that the classification needs and the fit does not
                 Beside("known sources", lambda done, stop: known_index(job.catalog, job.settings["known_pulsars"]),
-                       "fit", "outlier score"),
+                       "fit", "held-out check"),
                 Beside("held-out figures", lambda done, stop: held_out_figures(done["held-out check"].run,
                                                                                partial(abandon_if, stop)),
-                       "outlier score", "classification")],
+                       "classification", "classification")],
         imports=_IMPORTED_BEFORE_THREADS, times=times)
     # the steps return what they made; it is written together at the end, each file atomically (only the models
     # and the comparison, which a rerun reuses, are saved as soon as they are fitted)
@@ -356,7 +358,7 @@ def _check_later(job: _MainJob, folder: Path, done: Mapping[str, Any], later_bas
 # what the fit (k-means inducing points), the baselines and the known-sources index beside it import lazily: the
 # first two both reach sklearn.tree, and the two imports at once stopped a main job in Python's import deadlock error
 _IMPORTED_BEFORE_THREADS = ("sklearn.cluster", "sklearn.ensemble", "sklearn.calibration", "sklearn.linear_model",
-                            "scipy.spatial", "gpal.catalogs.known_sources")
+                            "scipy.spatial", "gpal.catalogs.known_sources", "gpal.estimators.outliers")
 
 
 def _error_blind_twin(estimator: Any) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -244,17 +245,25 @@ def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_st
         raise ValueError(f"input variances for the population prior must be finite, >= 0 and shaped {X.shape}")
     key = (hashlib.sha256(X.tobytes() + V.tobytes()).hexdigest(), X.shape, K, int(random_state), int(max_iter),
            float(tol), float(reg_covar))
-    if key not in _FITTED:
-        _FITTED[key] = _deconvolve(X, V, K, random_state, max_iter, tol, reg_covar)
-        while len(_FITTED) > _FITTED_KEPT:
-            _FITTED.popitem(last=False)
-    return MixturePrior(*(a.copy() for a in _FITTED[key]))
+    with _FITTING_LOCK:
+        fitting = _FITTING.setdefault(key, threading.Lock())
+    with fitting:  # a second thread asking for the same fit waits for the first's, rather than running it again
+        if key not in _FITTED:
+            _FITTED[key] = _deconvolve(X, V, K, random_state, max_iter, tol, reg_covar)
+            while len(_FITTED) > _FITTED_KEPT:
+                _FITTED.popitem(last=False)
+        fitted = _FITTED[key]
+    with _FITTING_LOCK:
+        _FITTING.pop(key, None)
+    return MixturePrior(*(a.copy() for a in fitted))
 
 
 #: The last few fits by their inputs and settings: the main job fits the model's prior and the outlier
-#: score's density on the same standardised training rows, and a fit is seconds of EM.
+#: score's density on the same standardised training rows, at once in two threads, and a fit is seconds of EM.
 _FITTED: "OrderedDict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]" = OrderedDict()
 _FITTED_KEPT = 4
+_FITTING: dict[tuple, threading.Lock] = {}
+_FITTING_LOCK = threading.Lock()
 
 
 def _deconvolve(X, V, K, random_state, max_iter, tol, reg_covar) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
