@@ -134,6 +134,38 @@ def test_deconvolution_repeated_on_the_same_inputs_runs_once(monkeypatch):
     assert len(runs) == 4
 
 
+def test_deconvolution_asked_in_two_threads_at_once_runs_once(monkeypatch):
+    """The main job asks for the same fit from the model's thread and the outlier score's at once: one EM runs, and
+    the thread that asked second gets its result."""
+    import threading
+    import time
+
+    import gpal.models.input_prior as input_prior
+
+    runs = []
+    real = input_prior._deconvolve
+
+    def slow(*a):
+        runs.append(a)
+        time.sleep(0.3)  # the second thread asks while the first is still fitting
+        return real(*a)
+
+    monkeypatch.setattr(input_prior, "_deconvolve", slow)
+    monkeypatch.setattr(input_prior, "_FITTED", type(input_prior._FITTED)())
+    rng = np.random.default_rng(3)
+    X = np.concatenate([rng.normal(-2, 0.5, (100, 2)), rng.normal(2, 0.5, (100, 2))])
+    V = rng.uniform(0.01, 0.1, X.shape)
+    fitted = [None, None]
+    threads = [threading.Thread(target=lambda k=k: fitted.__setitem__(k, fit_mixture_prior(X, V, 2))) for k in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(runs) == 1
+    np.testing.assert_array_equal(fitted[0].means, fitted[1].means)
+    assert not input_prior._FITTING  # nothing left waiting
+
+
 @pytest.mark.parametrize("x_obs,V", [(0.7, 0.8), (-3.0, 0.1), (5.0, 4.0)])
 def test_mixture_posterior_moments_match_quadrature(x_obs, V):
     mean, var = (t.numpy()[0, 0] for t in PRIOR_1D.posterior(_t([[x_obs]]), _t([[V]])))

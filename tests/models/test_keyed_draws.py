@@ -45,6 +45,40 @@ def test_same_row_same_probability_alone_in_a_batch_shuffled_and_chunked(fitted,
     np.testing.assert_allclose(clf.predict_proba(X, V), full, rtol=0, atol=atol)
 
 
+
+def test_chunks_in_threads_give_the_same_bits(fitted, monkeypatch):
+    """Where TensorFlow runs each op on one thread (gpal's commands), chunks run in threads over the cores: each
+    chunk's arithmetic is unchanged, so the probabilities are the same bits as one thread's."""
+    clf, X, V = fitted
+    monkeypatch.setattr(gpal.models.chunked, "PREDICT_BUDGET", 1)  # a row a chunk
+    monkeypatch.setattr(gpal.models.chunked, "prediction_threads", lambda: 1)
+    one = clf.predict_proba(X, V)
+    used = []
+    real_pool = gpal.models.chunked.ThreadPoolExecutor
+    monkeypatch.setattr(gpal.models.chunked, "ThreadPoolExecutor", lambda **k: used.append(k) or real_pool(**k))
+    monkeypatch.setattr(gpal.models.chunked, "prediction_threads", lambda: 3)
+    np.testing.assert_array_equal(clf.predict_proba(X, V), one)
+    assert used and used[0]["max_workers"] == 3
+
+
+def test_prediction_threads_follow_tensorflows_op_threads_and_a_schedulers_limit(monkeypatch):
+    """One thread where TensorFlow splits ops over its pool (its default); the cores where ops are single-threaded;
+    never more than OMP_NUM_THREADS, which a Dask worker's nanny sets to 1."""
+    from gpal.models.chunked import prediction_threads
+
+    monkeypatch.setattr(gpal.models.chunked.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("TF_NUM_INTRAOP_THREADS", raising=False)
+    if gpal.models.chunked.tf.config.threading.get_intra_op_parallelism_threads() in (0, None):
+        assert prediction_threads() == 1
+    monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "1")
+    if gpal.models.chunked.tf.config.threading.get_intra_op_parallelism_threads() in (0, 1):
+        assert prediction_threads() == 4
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")
+        assert prediction_threads() == 2
+        monkeypatch.setenv("OMP_NUM_THREADS", "1")
+        assert prediction_threads() == 1
+
 def test_same_probability_after_save_and_load(fitted, tmp_path):
     clf, X, V = fitted
     clf.save(tmp_path / "m")
