@@ -157,9 +157,9 @@ FACTS: dict[str, Fact] = {
     "hr_detected_shift": _printed(f"4FGL-DR4 labelled sources, {_HR}, median |draws' mean - point value| / sd with "
                                   "both bands detected"),
     "hr_limit_rows": _printed(f"4FGL-DR4 labelled sources, {_HR}, with an upper-limit band"),
-    "draws_hr": _printed("4FGL-DR4 labelled sources, hardness ratios, error bar of 2048 draws against 65536, "
+    "draws_hr": _printed("4FGL-DR4 labelled sources, hardness ratios, error bar of 512 draws against 65536, "
                          "median / largest difference in %"),
-    "draws_flux": _printed("4FGL-DR4 labelled sources, log fluxes, error bar of 2048 draws against 65536, "
+    "draws_flux": _printed("4FGL-DR4 labelled sources, log fluxes, error bar of 512 draws against 65536, "
                            "median / largest difference in %"),
     "cv_fl16y_ece": Fact(_CV, ("catalogs", "FL16Y", "models", "gpal", "ece"), show=_decimals(4)),
     "cv_fl16y_logistic_ece": Fact(_CV, ("catalogs", "FL16Y", "models", "logistic", "ece"), show=_decimals(4)),

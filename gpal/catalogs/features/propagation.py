@@ -31,13 +31,17 @@ __all__ = ["MC_DRAWS", "MC_SEED", "transform_all"]
 #: zero, the widest), far inside how well a catalog's error bars are known, in a quarter of the time.
 MC_DRAWS = 512
 MC_SEED = 20_240_622
-#: Rows propagated at once: a draw's (rows, MC_DRAWS) temporaries of 1 MB stay in a core's L2 cache (at 128 rows
+#: Rows propagated at once: a draw's (rows, MC_DRAWS) temporaries of 1 MB stay in a core's L2 cache (at twice that
 #: the draws took 1.7 times as long), and a feature of many operands stacks at most _MC_STACKED_ROWS rows x operands.
-_MC_ROWS_PER_BLOCK = 64
-_MC_STACKED_ROWS = 256
+#: Counted in draws, not rows: each NumPy call of a block waits for the GIL that TensorFlow's import beside the
+#: main job's features holds, up to Python's switch interval, so blocks of fewer, larger calls finish sooner
+#: (the main job's catalog-and-features step: 3.4-3.8 s in blocks of 64 rows of 512 draws, 2.8-3.1 s in blocks of
+#: 256, the same bits; three alternating runs on a shared 2-core machine).
+_MC_ROWS_PER_BLOCK = 2**17 // MC_DRAWS
+_MC_STACKED_ROWS = 2**19 // MC_DRAWS
 #: Rows propagated at once however many operands a feature has (3FGL's 48-month light curves would otherwise take
 #: 5 rows a block, and spend 40% of their time in Python's per-block calls).
-_MC_MIN_ROWS = 16
+_MC_MIN_ROWS = 2**15 // MC_DRAWS
 
 
 @functools.lru_cache(maxsize=None)
