@@ -49,21 +49,24 @@ def chunk_evaluations(input_draws: int, num_classes: int, latent_draws: int) -> 
 
 def in_chunks(fn: Callable, X: np.ndarray, X_var: np.ndarray, seed: tf.Tensor, *, input_draws: int, num_classes: int,
               latent_draws: int, values: int | None = None) -> np.ndarray:
-    """``fn(X, X_var, seed)`` over row chunks, concatenated along its row axis (axis 1: draws or parts come first).
+    """``fn(X, X_var, seed)`` over row chunks, concatenated along its row axis (axis 1: draws or parts come first),
+    in `prediction_threads` threads.
 
     A row holds ``input_draws`` input draws, each with C^2 quadrature terms or ``latent_draws``
-    latent values, whichever is more; chunks hold ``PREDICT_BUDGET`` of those evaluations.  A latent value's
+    latent values, whichever is more; the chunks in flight hold ``PREDICT_BUDGET`` of those evaluations.  A latent value's
     p(y | f) counts as one evaluation when it holds its C probabilities, and as ``values`` / C when the likelihood
     holds ``values`` at once (`gpal.models.likelihoods.base.Likelihood.values_per_evaluation`: a quadrature's
     nodes), so the chunk's memory, not its count of draws, stays within the budget.
     """
-    rows = max(1, PREDICT_BUDGET // _row_evaluations(input_draws, num_classes, latent_draws, values))
+    threads = prediction_threads()
+    # the chunks in flight share the budget, so that threads hold no more memory than one thread's chunk
+    rows = max(1, PREDICT_BUDGET // threads // _row_evaluations(input_draws, num_classes, latent_draws, values))
     starts = range(0, X.shape[0], rows)
 
     def chunk(start: int) -> np.ndarray:
         return fn(X[start : start + rows], X_var[start : start + rows], seed).numpy()
 
-    threads = min(prediction_threads(), len(starts))
+    threads = min(threads, len(starts))
     if threads > 1:  # each chunk's arithmetic is the same in any thread, so the bits are too
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gpal-chunks") as pool:
             return np.concatenate(list(pool.map(chunk, starts)), axis=1)
