@@ -169,3 +169,26 @@ def test_bad_input_is_refused_before_any_chunk_runs(noisy_model, problem, tmp_pa
     with pytest.raises(FileNotFoundError, match="not a saved gpal model"):
         predict_proba_chunked(tmp_path / "nowhere", X, V, executor=ex, progress=False)
     assert CountingExecutor.calls == 0
+
+
+def test_a_long_fit_traces_its_predictor_beside_the_training_and_a_short_one_does_not():
+    """A fit of at least LOOP_MIN_STEPS steps has its predictor traced in a second thread while it trains, so the
+    first predict_proba runs the trace it finds; a shorter fit traces nothing it may never use.  Either way the
+    probabilities are the same."""
+    from gpal import NoisyGPClassifier
+    from gpal.training.svi import LOOP_MIN_STEPS
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    V = rng.uniform(0.01, 0.1, X.shape)
+    settings = dict(input_noise="latent", num_inducing=5, batch_size=4, n_samples=8, progress=False, random_state=1)
+    long = NoisyGPClassifier(epochs=LOOP_MIN_STEPS // 10, **settings).fit(X, y, V)  # 10 batches an epoch
+    short = NoisyGPClassifier(epochs=LOOP_MIN_STEPS // 10 - 1, **settings).fit(X, y, V)
+    key = ("predict", long._session.input_draws(long.n_samples))
+    assert key in long._session.compiled and key not in short._session.compiled
+    traced = long._session.compiled[key].func
+    assert traced.experimental_get_tracing_count() == 1
+    proba = long.predict_proba(X, V)
+    assert traced.experimental_get_tracing_count() == 1  # the prediction used the trace made during the fit
+    assert np.allclose(proba.sum(axis=1), 1.0) and short.predict_proba(X, V).shape == proba.shape
