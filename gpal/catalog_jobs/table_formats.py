@@ -14,6 +14,7 @@ import io
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
@@ -26,6 +27,7 @@ from gpal.catalogs.lac import LAC_TABLE_COLUMNS
 from gpal.catalogs.targets import EXTENDED_FIELD_COLUMNS, SEXAGESIMAL_COLUMNS, TARGET_COLUMNS
 from gpal.estimators.outliers import OOD_FALSE_POSITIVE_RATE
 from gpal.files import write_text_atomic
+from gpal.warning_filters import changed_filters
 
 __all__ = ["COLUMNS", "ColumnInfo", "EXTENDED", "EXTNAME", "FLAG_KEY", "KEYWORDS", "RECORD_KEYS", "TWIN_SUFFIX",
            "astropy_table", "column_types", "ecsv_header_table", "ecsv_text", "fits_hdu", "keyword_order", "mrt_text",
@@ -248,13 +250,17 @@ def fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
         if description:
             header.insert(f"TFORM{i}", (f"TCOMM{i}", description), after=True)
     header["EXTNAME"] = EXTNAME
-    for key, value in keyword_order(meta).items():
-        if key in RECORD_KEYS:
-            for path, item in _flatten(value):
-                header[f"HIERARCH {key}.{path}"] = _fits_text(json.dumps(item) if isinstance(item, list) else item)
-        else:
-            comment = "what this analysis flag of Flags means" if FLAG_KEY.fullmatch(key) else KEYWORDS.get(key, "")
-            header[key] = (_fits_text(value), comment)
+    with changed_filters():
+        # astropy's notes that a keyword over 8 characters becomes a HIERARCH card, a long value CONTINUE cards,
+        # and a comment that no longer fits is cut: the standard's own forms, which every FITS reader reads
+        warnings.simplefilter("ignore", fits.verify.VerifyWarning)
+        for key, value in keyword_order(meta).items():
+            if key in RECORD_KEYS:
+                for path, item in _flatten(value):
+                    header[f"HIERARCH {key}.{path}"] = _fits_text(json.dumps(item) if isinstance(item, list) else item)
+            else:
+                comment = "what this analysis flag of Flags means" if FLAG_KEY.fullmatch(key) else KEYWORDS.get(key, "")
+                header[key] = (_fits_text(value), comment)
     return hdu
 
 

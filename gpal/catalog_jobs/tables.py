@@ -244,7 +244,8 @@ def reheaded_files(table: ClassifiedSources, files: Mapping[str, Path], keywords
             out[name] = (_ecsv_header(ecsv_text(frame, meta)) + text[len(_ecsv_header(text)):]).encode("utf-8")
             continue
         cards = fits_hdu(frame.iloc[:1], meta).header
-        with fits.open(io.BytesIO(old)) as hdus:
+        with fits.open(io.BytesIO(old)) as hdus, changed_filters():
+            warnings.simplefilter("ignore", fits.verify.VerifyWarning)  # as `_files` writes them: HIERARCH, CONTINUE
             header = hdus[1].header
             for keyword in keywords:
                 if keyword in cards and keyword in header:  # the card as the table's writer makes it, in its place

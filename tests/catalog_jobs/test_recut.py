@@ -157,3 +157,16 @@ def test_a_list_length_that_is_not_a_positive_integer_is_refused(run, capsys, va
     assert code == 2
     assert says in capsys.readouterr().err
     assert _files(run) == before
+
+
+def test_cutting_again_says_nothing_of_fits_cards(run):
+    """The FITS twins get the keywords as the main job writes them (HIERARCH for a keyword over 8 characters, CONTINUE
+    for a long value), without astropy's notes of either on the user's terminal."""
+    import warnings
+
+    from astropy.io.fits.verify import VerifyWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        recut_lists(run, candidate_visible_from="FAST")
+    assert not [w for w in caught if issubclass(w.category, VerifyWarning)]
