@@ -73,17 +73,19 @@ def _msp_first(rows: pd.DataFrame) -> pd.DataFrame:
     return ranked_by(first.assign(_first=first[MSP_FIRST].astype(float)), "_first").drop(columns="_first")
 
 
-#: (model, order) -> how it ranks that model's list: today's list (``pulsar=psr+msp``) by probability and by its
-#: default order; the apart model's by each rule tried.
+#: The pulsar list's default order of this gpal.
 DEFAULT_ORDER = list_order("pulsar")
-TODAY = {("pulsar=psr+msp", "probability"): lambda rows: ranked(rows, "pulsar", "probability"),
-         ("pulsar=psr+msp", f"{DEFAULT_ORDER} (default)"): lambda rows: ranked(rows, "pulsar", DEFAULT_ORDER)}
+#: (model, order) -> how it ranks that model's list: today's list (``pulsar=psr+msp``) by its default order and by
+#: probability; the apart model's by each rule tried.
+TODAY = {("pulsar=psr+msp", f"{DEFAULT_ORDER} (default)"): lambda rows: ranked(rows, "pulsar", DEFAULT_ORDER),
+         ("pulsar=psr+msp", "probability"): lambda rows: ranked(rows, "pulsar", "probability")}
 APART_RULES = {("psr, msp apart", "p_psr + p_msp"): lambda rows: ranked(rows, "pulsar", "probability"),
                ("psr, msp apart", "significance"): lambda rows: ranked(rows, "pulsar", "significance"),
                ("psr, msp apart", "p_msp"): _by(MSP),
                ("psr, msp apart", "most probably msp first, by significance"): _msp_first}
 RULES = {**TODAY, **APART_RULES}
-DEFAULT = next(iter(TODAY.keys() - {("pulsar=psr+msp", "probability")}))
+#: Today's list in its default order: what a new list must beat.
+DEFAULT = next(iter(TODAY))
 
 
 def _pulsar_name(assoc: str) -> str:
@@ -92,41 +94,50 @@ def _pulsar_name(assoc: str) -> str:
     return assoc.strip().removeprefix("LAT ").strip().removeprefix("PSR ").strip()
 
 
-@functools.cache
-def msp_codes(release: str) -> tuple[np.ndarray, dict[str, int]]:
-    """The release's CLASS1 with each pulsar (psr) a millisecond pulsar (msp, same case) where its spin period is
-    below `MSP_PERIOD`, and how each pulsar was typed.
+def msp_types(names: list[str], period: dict[str, float], typed: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per pulsar name (as `_pulsar_name` gives it): whether it is a millisecond pulsar, and what said so ('ATNF
+    period', 'FL16Y's class' or 'neither: psr').
 
-    The period is the shipped ATNF catalogue's (1.64) of the pulsar ``ASSOC1`` names, its J or B name, or the one
-    pulsar whose J name starts with a coarse name's digits ('J0248+42'); a pulsar the catalogue does not time takes
-    the class FL16Y gives the pulsar of the same name (what is typed is the known pulsar's nature, not a later
-    discovery); one in neither stays psr.  On 4FGL-DR4 and FL16Y, which type their pulsars, this agrees with the
-    catalog on every pulsar the ATNF catalogue times."""
+    ``period`` (s) by ATNF J or B name: below `MSP_PERIOD` an msp; a coarse name ('J0248+42') takes the period of
+    the one pulsar whose J name starts with it.  A pulsar with no period takes ``typed``'s class of the same name;
+    one in neither is psr."""
+    msp, how = np.zeros(len(names), bool), np.empty(len(names), dtype=object)
+    for i, name in enumerate(names):
+        p = period.get(name, np.nan)
+        if not np.isfinite(p) and name.startswith("J"):
+            coarse = [v for j, v in period.items() if j.startswith(name) and j != name]
+            p = coarse[0] if len(coarse) == 1 else np.nan
+        if np.isfinite(p):
+            msp[i], how[i] = p < MSP_PERIOD, "ATNF period"
+        elif name in typed:
+            msp[i], how[i] = typed[name] == "msp", "FL16Y's class"
+        else:
+            how[i] = "neither: psr"
+    return msp, how
+
+
+def atnf_periods() -> dict[str, float]:
+    """The shipped ATNF catalogue's (1.64) spin periods (s) by J and by B name."""
     from gpal.catalogs.psrcat import read_psrcat
 
     atnf = read_psrcat()
-    period = {**dict(zip(atnf["PSRJ"], atnf["P0"])), **{b: v for b, v in zip(atnf["PSRB"], atnf["P0"]) if b}}
+    return {**dict(zip(atnf["PSRJ"], atnf["P0"])), **{b: v for b, v in zip(atnf["PSRB"], atnf["P0"]) if b}}
+
+
+@functools.cache
+def msp_codes(release: str) -> tuple[np.ndarray, dict[str, int]]:
+    """The release's CLASS1 with each psr an msp (same case) where `msp_types` says so, from its ``ASSOC1``, and how
+    many pulsars each way typed.  What is typed is a known pulsar's nature, not a later discovery; on 4FGL-DR4 and
+    FL16Y, which type their pulsars, the ATNF periods agree with the catalog on every pulsar they time."""
     catalog, newest = quiet_catalog(release), quiet_catalog("FL16Y")
-    assoc = [_pulsar_name(a) for a in np.asarray(catalog.table["ASSOC1"]).astype(str)]
     typed = {_pulsar_name(a): c for a, c in zip(np.asarray(newest.table["ASSOC1"]).astype(str), newest.class_codes)
              if c in LABELS["later pulsars"]}
-    codes, how = np.array(catalog.class1, dtype=object), {"ATNF period": 0, "FL16Y's class": 0, "neither: psr": 0}
-    for i in np.flatnonzero(catalog.class_codes == "psr"):
-        name = assoc[i]
-        p = period.get(name, np.nan)
-        if not np.isfinite(p):
-            coarse = [v for j, v in period.items() if j.startswith(name) and j != name] if name.startswith("J") else []
-            p = coarse[0] if len(coarse) == 1 else np.nan
-        if np.isfinite(p):
-            msp, key = p < MSP_PERIOD, "ATNF period"
-        elif name in typed:
-            msp, key = typed[name] == "msp", "FL16Y's class"
-        else:
-            msp, key = False, "neither: psr"
-        how[key] += 1
-        if msp:
-            codes[i] = "MSP" if codes[i].isupper() else "msp"
-    return codes, how
+    rows = np.flatnonzero(catalog.class_codes == "psr")
+    assoc = np.asarray(catalog.table["ASSOC1"]).astype(str)
+    msp, how = msp_types([_pulsar_name(assoc[i]) for i in rows], atnf_periods(), typed)
+    codes = np.array(catalog.class1, dtype=object)
+    codes[rows[msp]] = np.where(np.char.isupper(codes[rows[msp]].astype(str)), "MSP", "msp")
+    return codes, {key: int((how == key).sum()) for key in ("ATNF period", "FL16Y's class", "neither: psr")}
 
 
 def msp_catalog(release: str, folder: Path) -> Path:
@@ -165,6 +176,15 @@ def apart_list(runs: Path, release: str) -> pd.DataFrame:
     if not {"psr", "msp"} <= set(apart):
         raise ValueError(f"{runs / release} has no p_psr and p_msp columns (its classes: {apart}); expected a run "
                          f"with --classes {APART}")
+    return candidate_lists(pulsar_as_one(frame), ["pulsar"], DEFAULT_MERGES,
+                           cuts_from_meta(table.meta))["pulsar"].drop(columns="rank")
+
+
+def pulsar_as_one(frame: pd.DataFrame) -> pd.DataFrame:
+    """A classifications frame with psr and msp apart as one with the default classes: ``p_pulsar`` = ``p_psr`` +
+    ``p_msp``, ``predicted_class`` the most probable of those classes (an extended source's kept), and the apart
+    model's probabilities and whether msp was the most probable of its classes in their own columns."""
+    apart = classes_from_columns(frame.columns)
     five = frame[[proba_column(c) for c in apart]].to_numpy(np.float64)
     merged = frame.drop(columns=[proba_column("psr"), proba_column("msp")]).assign(
         **{MSP: frame[proba_column("msp")], PSR: frame[proba_column("psr")],
@@ -174,7 +194,7 @@ def apart_list(runs: Path, release: str) -> pd.DataFrame:
     classes = classes_from_columns(merged.columns)
     best = np.asarray(classes)[merged[[proba_column(c) for c in classes]].to_numpy(np.float64).argmax(axis=1)]
     merged["predicted_class"] = np.where(frame["predicted_class"] == EXTENDED, EXTENDED, best)
-    return candidate_lists(merged, ["pulsar"], DEFAULT_MERGES, cuts_from_meta(table.meta))["pulsar"].drop(columns="rank")
+    return merged
 
 
 def later_types(apart_runs: Path, earlier: str, later: str) -> pd.Series:
@@ -231,8 +251,8 @@ def summed(frame: pd.DataFrame, later: tuple[str, ...], label: str) -> pd.DataFr
 
 def chosen(frame: pd.DataFrame) -> tuple[str, str]:
     """The (model, order) whose top 50 over the pairs ending before FL16Y holds the most later pulsars (ties: the
-    top 25, then the top 100, then the earlier of `RULES`: today's list first, a new one replaces it only by
-    holding more)."""
+    top 25, then the top 100, then the earlier of `RULES`: today's list in its default order first, a new one
+    replaces it only by holding more)."""
     sums = summed(frame, next(iter(SETS.values())), "later pulsars").pivot(
         index=["model", "order"], columns="k", values="found").reindex(list(RULES))
     return tuple(sums.sort_values([50, 25, 100], ascending=False, kind="stable").index[0])
