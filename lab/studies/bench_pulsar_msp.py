@@ -16,13 +16,16 @@ through the ``ASSOC_FGL`` links) among its first 25, 50 and 100 rows, with a 95%
 pair and summed over the pairs ending before FL16Y, where the model and order are chosen (`chosen`: the most in the
 top 50; ties: top 25, then top 100, then today's list first), and over those ending in FL16Y, where the choice is
 read once.  The same counts are given for the later msp alone, and how many of each pair's later pulsars among the
-earlier release's classified sources are msp.  The chosen list's gain over the default list has a 95% paired
-bootstrap interval: each release's classified sources (the union of both lists) resampled, every list keeping the
+earlier release's classified sources are msp.  Each apart list's gain over the default list has a 95% paired
+bootstrap interval: each release's listed sources (the union of the two lists) resampled, every list keeping the
 drawn rows it holds.  Beside the published DR2 classifiers' candidates (`gpal.catalogs.search_history`), as in the
 pulsar order study.
 
-    python lab/studies/bench_pulsar_msp.py --runs runs/pulsar_order --apart-runs runs/pulsar_msp
-    python lab/studies/bench_pulsar_msp.py --runs runs/pulsar_order --apart-runs runs/pulsar_msp --record lab/pages/records/results/pulsar_order.msp.json
+``RUNS`` holds the default ``gpal classify`` runs (as the pulsar order study's; made here when missing), made by
+the same gpal as the apart runs, so that the two models differ only in their classes.
+
+    python lab/studies/bench_pulsar_msp.py --runs runs/pulsar_today --apart-runs runs/pulsar_msp
+    python lab/studies/bench_pulsar_msp.py --runs runs/pulsar_today --apart-runs runs/pulsar_msp --record lab/pages/records/results/pulsar_order.msp.json
 """
 
 from __future__ import annotations
@@ -346,15 +349,15 @@ def tables(frame: pd.DataFrame, runs: Path, apart_runs: Path, n_boot: int = N_BO
                               f"The {label} among the pulsar list's first rows, summed over the pairs (95% Jeffreys "
                               "interval of the summed count): the default model's list and the list of a model with "
                               "psr and msp apart (its p_psr + p_msp the list's class)"))
-    compared = tuple(dict.fromkeys(other for other in (DEFAULT, ("pulsar=psr+msp", "probability")) if other != best))
-    gains = {other: paired_gain(runs, apart_runs, best, other, n_boot) for other in compared}
-    rows = [[name, label, str(k), *("%+d [%+.0f, %+.0f]" % gains[other][name, label, k] for other in compared)]
+    # each list of the apart model (and the chosen one) against today's default
+    compared = tuple(dict.fromkeys(key for key in (best, *APART_RULES) if key != DEFAULT))
+    gains = {mine: paired_gain(runs, apart_runs, mine, DEFAULT, n_boot) for mine in compared}
+    rows = [[name, label, str(k), *("%+d [%+.0f, %+.0f]" % gains[mine][name, label, k] for mine in compared)]
             for name in SETS for label in LABELS for k in TOP]
-    if compared:
-        out.append(make_table(["pairs", "scored", "top k", *(f"{' by '.join(best)} minus {' by '.join(o)}"
-                                                             for o in compared)], rows, "llr" + "r" * len(compared),
-                              f"The chosen list's gain, summed over the pairs: 95% paired bootstrap interval ({n_boot} "
-                              "resamples of each release's listed sources)"))
+    out.append(make_table(["pairs", "scored", "top k", *(f"{' by '.join(mine)} minus today's default"
+                                                         for mine in compared)], rows, "llr" + "r" * len(compared),
+                          f"Each list's gain over today's ({' by '.join(DEFAULT)}), summed over the pairs: 95% paired "
+                          f"bootstrap interval ({n_boot} resamples of each release's listed sources)"))
     per_pair = []
     for p in frame.drop_duplicates(["earlier", "later"]).itertuples(index=False):
         for key in dict.fromkeys((DEFAULT, best, *APART_RULES)):
