@@ -371,7 +371,7 @@ def tables(frame: pd.DataFrame, runs: Path, apart_runs: Path, n_boot: int = N_BO
     out.append(make_table(["pair", "later pulsars among the classified sources", "of them msp", "share msp"],
                           msp_share(runs, apart_runs), "lrrr", "How many of the pulsars later releases found among a release's "
                           "classified (unassociated and bcu) sources are millisecond pulsars"))
-    keys = tuple(dict.fromkeys((DEFAULT, best)))
+    keys = tuple(dict.fromkeys((DEFAULT, best, *APART_RULES)))
     peer_rows = peers(runs, apart_runs, keys)
     if peer_rows:
         words = [" by ".join(k) for k in keys]
