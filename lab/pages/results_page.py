@@ -48,7 +48,7 @@ SECTIONS = (
     ("main_job", "The main job on FL16Y", ("dr4",)),
     ("later_labels", "What later releases found", ()),
     ("open_sky", "The open sky", ()),
-    ("pulsar_order", "Which pulsars a list puts first", ("learned",)),
+    ("pulsar_order", "Which pulsars a list puts first", ("learned", "msp")),
     ("bcu_4lac", "BL Lacs and FSRQs among the bcu: 4LAC's SED", ("split",)),
     ("error_bars", "Where the error bars pay", ("hetero",)),
     ("other_features", "Other features, shift weighting and the pool prior", ()),
@@ -415,8 +415,8 @@ CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
 _RUN_NAMES_COMMIT = ("later_labels",)
 #: Records a study script writes itself: its command (the last line of it, after the lines that run first), given
 #: ``--record FILE``, writes the record there.
-STUDY_RECORDS = ("discovery", "open_sky", "pulsar_order", "pulsar_order.learned", "bcu_4lac", "bcu_4lac.split",
-                 "error_bars", "error_bars.hetero", "other_features", "timings", "timings.batched", "timings.methods",
+STUDY_RECORDS = ("discovery", "open_sky", "pulsar_order", "pulsar_order.learned", "pulsar_order.msp", "bcu_4lac",
+                 "bcu_4lac.split", "error_bars", "error_bars.hetero", "other_features", "timings", "timings.batched", "timings.methods",
                  "timings.parts", "timings.step", "timings.prediction", "timings.memory", "none_of_these",
                  "none_of_these.faint")
 

@@ -682,11 +682,15 @@ PULSARS = ("psr", "msp")
 N_BOOT = 2000
 
 
-def pulsar_study_arguments(doc: str, runs_help: str, argv: Sequence[str] | None) -> argparse.Namespace:
-    """A pulsar-list study's command line: ``--runs`` (the classify runs it reuses), ``--record`` and ``--n-boot``,
-    a record refused unless made with `N_BOOT` resamples."""
+def pulsar_study_arguments(doc: str, runs_help: str, argv: Sequence[str] | None,
+                           **more_runs: str) -> argparse.Namespace:
+    """A pulsar-list study's command line: ``--runs`` (the classify runs it reuses; ``more_runs``: name -> help of
+    other folders of runs, ``--<name>``), ``--record`` and ``--n-boot``, a record refused unless made with `N_BOOT`
+    resamples."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=Path, required=True, help=runs_help)
+    for name, words in more_runs.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=Path, required=True, help=words)
     parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
     parser.add_argument("--n-boot", type=int, default=N_BOOT, help=f"bootstrap resamples (default {N_BOOT}; the "
                         "record is made with the default)")
@@ -696,8 +700,9 @@ def pulsar_study_arguments(doc: str, runs_help: str, argv: Sequence[str] | None)
     return args
 
 
-def run(runs: Path, release: str) -> Path:
-    """The finished ``gpal classify`` folder of one release (run here when missing)."""
+def run(runs: Path, release: str, *options: str) -> Path:
+    """The finished ``gpal classify`` folder of one release (run here when missing, with the command-line
+    ``options``)."""
     import subprocess
 
     from gpal.catalog_jobs.layout import REPORT_FILE
@@ -706,7 +711,7 @@ def run(runs: Path, release: str) -> Path:
     if not (out / REPORT_FILE).is_file():
         print(f"running gpal classify on {release} -> {out}", file=sys.stderr, flush=True)
         subprocess.run([sys.executable, "-m", "gpal.cli", "classify", "--catalog", release, "--out", str(out),
-                        "--no-progress", "--quiet"], check=True, stdout=subprocess.DEVNULL)
+                        "--no-progress", "--quiet", *options], check=True, stdout=subprocess.DEVNULL)
     return out
 
 
@@ -718,9 +723,11 @@ def pulsar_list(folder: Path) -> pd.DataFrame:
     return rows.drop(columns="rank")
 
 
-def later_classes(runs: Path, earlier: str, later: str) -> pd.Series:
+def later_classes(runs: Path, earlier: str, later: str,
+                  codes: Callable[[str], np.ndarray] | None = None) -> pd.Series:
     """The later release's CLASS1 code of each earlier source ('' where none or unlinked), by earlier name (kept in
-    ``RUNS/later_<earlier>_<later>.csv``)."""
+    ``RUNS/later_<earlier>_<later>.csv``); ``codes``: the later release's codes by release name, where not its
+    CLASS1 (a study that types more finely keeps them in its own ``RUNS``)."""
     cache = runs / f"later_{earlier}_{later}.csv"
     if not cache.is_file():
         from gpal.catalogs import load_catalog
@@ -731,9 +738,10 @@ def later_classes(runs: Path, earlier: str, later: str) -> pd.Series:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an ambiguous link is left out: no later class, as the checks read it
             index = link_later(first, last, [load_catalog(r.name) for r in link_path(RELEASES[earlier], RELEASES[later])])
-        codes = np.where(index >= 0, last.class_codes[np.maximum(index, 0)], "")
+        given = last.class_codes if codes is None else np.char.lower(np.asarray(codes(later), dtype=str))
+        linked = np.where(index >= 0, given[np.maximum(index, 0)], "")
         pd.DataFrame({"Source_Name": [str(n).strip() for n in first.names],
-                      "later_class": [str(c).strip().lower() for c in codes]}).to_csv(cache, index=False)
+                      "later_class": [str(c).strip().lower() for c in linked]}).to_csv(cache, index=False)
     table = pd.read_csv(cache, keep_default_na=False)
     return table.set_index("Source_Name")["later_class"]
 
