@@ -253,7 +253,7 @@ def load_trained(folder: str | os.PathLike) -> TrainedModel:
     training = read_training_record(record_file, checksums=False)
     model_dir = confined_model_dir(trained_dir, record_file, training.get("model", MODEL_DIR))
     check_field_checksums(record_file, training)
-    return TrainedModel(folder, model_dir, training, record_file)
+    return TrainedModel(folder, model_dir, _drawn_as_saved(training), record_file)
 
 
 def _names(value: Any) -> bool:
@@ -302,7 +302,20 @@ def checked_training_record(training: Any, record_file: Path, checksums: bool = 
                          "the model folder is corrupt or was edited") from None
     if checksums:  # last: a field of the wrong form is named with what it must be
         check_field_checksums(record_file, training)
+        return _drawn_as_saved(training)
     return training
+
+
+#: The Monte Carlo draws of a feature saved before features recorded theirs (gpal <= 0.4 drew every one 2048 times).
+_DRAWS_BEFORE_RECORDED = 2048
+
+
+def _drawn_as_saved(training: dict[str, Any]) -> dict[str, Any]:
+    """The record with each Monte Carlo feature's draws as the model was trained with them, so that an earlier
+    gpal's folder predicts a catalog exactly as it classified it (read after the fields' checksums)."""
+    features = [dict(f, draws=_DRAWS_BEFORE_RECORDED) if isinstance(f, dict) and f.get("propagation") == "monte_carlo"
+                and "draws" not in f else f for f in training["features"]]
+    return {**training, "features": features}
 
 
 def _short(value: Any) -> str:

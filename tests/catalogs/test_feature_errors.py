@@ -199,7 +199,7 @@ def test_error_model_fields_round_trip_and_default_to_the_old_model():
     feature = Feature("Frac_Variability", error="Unc_Frac_Variability", error_sentinel=10.0, **FLUX)
     spec = feature.to_dict()
     assert spec == {"column": "Frac_Variability", "error": "Unc_Frac_Variability", "propagation": "monte_carlo",
-                    "lower_bound": 0.0, "error_sentinel": 10.0}
+                    "lower_bound": 0.0, "error_sentinel": 10.0, "draws": MC_DRAWS}  # the draws always said
     assert Feature.from_spec(json.loads(json.dumps(spec))) == feature
     # A spec saved before these fields existed still means first order, symmetrised errors.
     old = Feature.from_spec({"column": "Flux_Band", "error": "Unc_Flux_Band", "band": 2})
@@ -222,6 +222,41 @@ def test_blocks_propagated_in_threads_give_the_single_thread_moments_bit_for_bit
     alone = features._monte_carlo_moments([hr], model)[0]
     monkeypatch.setattr(features, "_MC_THREADS", 2)
     threaded = features._monte_carlo_moments([hr], model)[0]
-    assert n > 2 * features._MC_ROWS_PER_BLOCK
+    assert n > 2 * features._MC_BLOCK_DRAWS // features.MC_DRAWS
     for a, b in zip(alone, threaded):
         assert np.all(np.isfinite(a)) and np.array_equal(a, b)
+
+
+def test_draws_are_a_feature_setting_saved_with_it_and_checked():
+    """A Monte Carlo feature's draws: MC_DRAWS unless given, always in its saved form, a power of 2; a first-order
+    feature takes none.  The same feature drawn 2048 times gives the 2048-draw variances, not the default's."""
+    import gpal.catalogs.features.propagation as features
+
+    default = Feature("Frac_Variability", error="Unc_Frac_Variability", **FLUX)
+    fine = Feature("Frac_Variability", error="Unc_Frac_Variability", draws=2048, **FLUX)
+    assert default.monte_carlo_draws == MC_DRAWS and fine.to_dict()["draws"] == 2048
+    assert Feature.from_spec(json.loads(json.dumps(fine.to_dict()))).monte_carlo_draws == 2048
+    for bad in (1000, 8, True, 2.0):
+        with pytest.raises(ValueError, match="power of 2"):
+            Feature("Frac_Variability", error="Unc_Frac_Variability", draws=bad, **FLUX)
+    with pytest.raises(ValueError, match="needs propagation='monte_carlo'"):
+        Feature("LP_Index", error="Unc_LP_Index", draws=512)
+    rng = np.random.default_rng(6)
+    x = rng.uniform(0.1, 1.0, 50)
+    sigma = 0.5 * x
+    moments = {f.monte_carlo_draws: f.transform_values(x, sigma) for f in (default, fine)}
+    reference = features._monte_carlo_moments([fine], fine.error_model(x, sigma))[0]
+    np.testing.assert_array_equal(moments[2048][1], reference[1])
+    assert not np.array_equal(moments[MC_DRAWS][1], moments[2048][1])
+    np.testing.assert_allclose(moments[MC_DRAWS][1], moments[2048][1], rtol=0.2)
+
+
+def test_a_model_saved_before_draws_were_recorded_draws_its_features_2048_times():
+    from gpal.catalog_jobs.model_folders import _drawn_as_saved
+
+    saved = {"features": [{"column": "Flux1000", "propagation": "monte_carlo", "lower_bound": 0.0},
+                          {"column": "LP_Index", "error": "Unc_LP_Index"},
+                          {"column": "Energy_Flux100", "propagation": "monte_carlo", "lower_bound": 0.0, "draws": 256}]}
+    read = _drawn_as_saved(saved)["features"]
+    assert read[0]["draws"] == 2048 and "draws" not in read[1] and read[2]["draws"] == 256
+    assert "draws" not in saved["features"][0]  # the record as read is left alone

@@ -1,6 +1,7 @@
 """Monte Carlo propagation of catalog error bars through a feature's map.
 
-Each operand (a flux, a band, a year of a light curve) is drawn MC_DRAWS times from the error
+Each operand (a flux, a band, a year of a light curve) is drawn its feature's ``draws`` times (`MC_DRAWS` unless
+the feature says otherwise) from the error
 distribution its catalog entry describes (a split normal, an upper limit, truncated at a physical
 lower bound), at quasi-random probabilities shared by every source; the feature's map
 (`gpal.catalogs.features.transforms`) is applied per draw and the spread of the results is the
@@ -31,17 +32,17 @@ __all__ = ["MC_DRAWS", "MC_SEED", "transform_all"]
 #: zero, the widest), far inside how well a catalog's error bars are known, in a quarter of the time.
 MC_DRAWS = 512
 MC_SEED = 20_240_622
-#: Rows propagated at once: a draw's (rows, MC_DRAWS) temporaries of 1 MB stay in a core's L2 cache (at twice that
-#: the draws took 1.7 times as long), and a feature of many operands stacks at most _MC_STACKED_ROWS rows x operands.
-#: Counted in draws, not rows: each NumPy call of a block waits for the GIL that TensorFlow's import beside the
-#: main job's features holds, up to Python's switch interval, so blocks of fewer, larger calls finish sooner
-#: (the main job's catalog-and-features step: 3.4-3.8 s in blocks of 64 rows of 512 draws, 2.8-3.1 s in blocks of
-#: 256, the same bits; three alternating runs on a shared 2-core machine).
-_MC_ROWS_PER_BLOCK = 2**17 // MC_DRAWS
-_MC_STACKED_ROWS = 2**19 // MC_DRAWS
-#: Rows propagated at once however many operands a feature has (3FGL's 48-month light curves would otherwise take
+#: Draws propagated at once: a draw's (rows, draws) temporaries of 1 MB stay in a core's L2 cache (at twice that
+#: the draws took 1.7 times as long), and a feature of many operands stacks at most _MC_STACKED_DRAWS rows x draws x
+#: operands.  Counted in draws, not rows: each NumPy call of a block waits for the GIL that TensorFlow's import
+#: beside the main job's features holds, up to Python's switch interval, so blocks of fewer, larger calls finish
+#: sooner (the main job's catalog-and-features step: 3.4-3.8 s in blocks of 64 rows of 512 draws, 2.8-3.1 s in
+#: blocks of 256, the same bits; three alternating runs on a shared 2-core machine).
+_MC_BLOCK_DRAWS = 2**17
+_MC_STACKED_DRAWS = 2**19
+#: Draws propagated at once however many operands a feature has (3FGL's 48-month light curves would otherwise take
 #: 5 rows a block, and spend 40% of their time in Python's per-block calls).
-_MC_MIN_ROWS = 2**15 // MC_DRAWS
+_MC_MIN_DRAWS = 2**15
 
 
 @functools.lru_cache(maxsize=None)
@@ -128,7 +129,7 @@ def transform_all(features: Sequence[Any], values: Sequence[np.ndarray], errors:
         model = models[i] = feature.error_model(x, np.asarray(sigma, dtype=np.float64))
         # an operand is shared by what it is read from and by its values: a feature given other arrays than its
         # catalog's (a user's, or another selection's rows) never borrows another's draws
-        keys = [source + (hashlib.sha256(np.ascontiguousarray(model[:, k]).tobytes()).digest(),)
+        keys = [source + (feature.monte_carlo_draws, hashlib.sha256(np.ascontiguousarray(model[:, k]).tobytes()).digest())
                 for k, source in enumerate(feature.operand_sources(model.shape[1]))]
         operand_keys[i] = [key + (keys[:k].count(key),) for k, key in enumerate(keys)]  # a repeat is its own operand
     for group in _draw_groups(operand_keys):
@@ -198,12 +199,12 @@ def _monte_carlo_moments(features: Sequence[Any], model: np.ndarray, reads: Sequ
     n, operands, _ = model.shape
     reads = [tuple(range(operands))] * len(features) if reads is None else reads
     columns = list(range(operands)) if columns is None else columns
-    bound = features[0].lower_bound
-    if any(feature.lower_bound != bound for feature in features):
-        raise ValueError("features drawn together must share their lower_bound")
-    u = _uniforms(MC_DRAWS, max(columns) + 1)
+    bound, draws = features[0].lower_bound, features[0].monte_carlo_draws
+    if any(feature.lower_bound != bound or feature.monte_carlo_draws != draws for feature in features):
+        raise ValueError("features drawn together must share their lower_bound and draws")
+    u = _uniforms(draws, max(columns) + 1)
     moments = [(np.empty(n), np.empty(n)) for _ in features]
-    rows = max(_MC_MIN_ROWS, min(_MC_ROWS_PER_BLOCK, _MC_STACKED_ROWS // operands))
+    rows = max(_MC_MIN_DRAWS, min(_MC_BLOCK_DRAWS, _MC_STACKED_DRAWS // operands)) // draws
 
     split_normals = [_split_normals(model[:, k, 0], model[:, k, 1], model[:, k, 2], bound) for k in range(operands)]
 

@@ -14,7 +14,7 @@ catalog's conventions and each preset feature's error model are in docs/catalogs
 from __future__ import annotations
 
 import math
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -22,7 +22,7 @@ import numpy as np
 from gpal.catalogs.features.errors import (
     MISSING_ERROR_REPAIRS, pick, population_errors, population_medians, read_error, refuse_rows,
 )
-from gpal.catalogs.features.propagation import transform_all
+from gpal.catalogs.features.propagation import MC_DRAWS, transform_all
 from gpal.catalogs.features.transforms import COMBINES, REDUCES, TRANSFORMS, combine_first_order, combine_values
 
 __all__ = ["Feature"]
@@ -106,6 +106,10 @@ class Feature:
         Monte Carlo only: the feature's value is the catalog's point value through the map
         (``"point"``) or the mean of the transformed draws (``"draw_mean"``), for maps whose
         point value sits at the edge of its draws (the log share of a band whose best fit is ~0).
+    draws
+        Monte Carlo only: draws per source, a power of 2 (default: `MC_DRAWS`).  Saved with a model, so that a
+        model's features are drawn again as it was trained; a feature saved by gpal <= 0.4, before it recorded
+        them, was drawn 2048 times.
     name
         feature name in data sets; defaults to e.g. ``log(column)``, ``HR(Flux_Band[3],Flux_Band[4])``.
 
@@ -142,6 +146,8 @@ class Feature:
     reduce: str | None = None
     bands: tuple[int, ...] | None = None
     centre: str = "point"
+    # not compared: a feature is the same quantity however finely its error bar is sampled
+    draws: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         what = f"feature {self.label!r}"
@@ -190,7 +196,16 @@ class Feature:
                                  "(first-order propagation cannot truncate an error distribution)")
             if self.centre != "point":
                 raise ValueError(f"centre={self.centre!r} for {what} needs propagation='monte_carlo' (it is a mean of draws)")
-        elif TRANSFORMS[self.transform].positive and self.floor is None and (self.lower_bound is None or self.lower_bound < 0):
+            if self.draws is not None:
+                raise ValueError(f"draws={self.draws!r} for {what} needs propagation='monte_carlo'")
+        elif self.draws is not None:
+            draws = self.draws
+            if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 16 or draws & (draws - 1):
+                raise ValueError(f"draws of {what} must be a power of 2 of at least 16 (a Sobol sample's size); "
+                                 f"got {draws!r}")
+            object.__setattr__(self, "draws", int(draws))
+        if (self.propagation != "first_order" and TRANSFORMS[self.transform].positive and self.floor is None
+                and (self.lower_bound is None or self.lower_bound < 0)):
             raise ValueError(f"Monte Carlo draws of {what} can be <= 0 before its {self.transform}; "
                              "give lower_bound >= 0 (e.g. 0 for a flux) or a floor")
 
@@ -249,15 +264,22 @@ class Feature:
         flat = (name for c in cols if c for name in (c if isinstance(c, tuple) else (c,)))
         return tuple(dict.fromkeys(flat))
 
+    @property
+    def monte_carlo_draws(self) -> int | None:
+        """The draws per source of a Monte Carlo feature (its ``draws``, else `MC_DRAWS`); None for first order."""
+        return None if self.propagation == "first_order" else (self.draws or MC_DRAWS)
+
     def to_dict(self) -> dict[str, Any]:
-        """The fields that differ from their defaults (JSON-able; ``Feature.from_spec`` rebuilds the feature).
+        """The fields that differ from their defaults (JSON-able; ``Feature.from_spec`` rebuilds the feature), and a
+        Monte Carlo feature's draws whatever they are, so that a saved model's features are drawn as it was trained.
 
         Returns
         -------
         dict
             Field name -> value, defaults left out.
         """
-        return {k: v for k, v in asdict(self).items() if v is not None and _DEFAULTS.get(k) != v}
+        fields_ = {k: v for k, v in asdict(self).items() if v is not None and _DEFAULTS.get(k) != v}
+        return fields_ if self.propagation == "first_order" else {**fields_, "draws": self.monte_carlo_draws}
 
     @classmethod
     def from_spec(cls, spec: "Feature | Mapping[str, Any] | str", available: Sequence[str] = ()) -> "Feature":
