@@ -193,7 +193,7 @@ def _gpcsm_early(record: Mapping) -> list[tuple[str, ...]]:
 def _uci_starts(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 001's Table 5 NLLs where the authors' starts were rerun: the paper's, gpal's from its own starts (the
     papers page's record of the same splits) and from the authors' starts (this record), mean ± SE."""
-    name = record["command"].split("--set 'datasets=[")[1].split("]")[0]
+    (name,) = record["settings"]["datasets"]
     own = json.loads((ROOT / PAGE_RECORDS / f"001_uci_input_noise.{name}.json").read_text(encoding="utf-8"))
     before = {(r["setting"], r["method"]): r for r in own["rows"] if r["metric"] == "nll"}
     rows = []
