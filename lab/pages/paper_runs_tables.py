@@ -183,10 +183,28 @@ _GPC_NAMES = ("GPC-I", "GPC-II", "GPC-III")
 
 def _gpcsm_early(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 000's Fig. 4(b) rule per checkpoint: the four mean NLLs and GPCsm minus each GPC (95 % t interval)."""
-    return [(str(row["steps"]), ", ".join(f"{row['mean_nll'][m]:.3f}" for m in (*_GPC_NAMES, "GPCsm")),
-             *(_interval(row["gpcsm_minus"][m]) for m in _GPC_NAMES),
+    return [(str(row["steps"]), ", ".join(f"{row['mean_nll'][m]:.3f}" if m in row["mean_nll"] else "not run"
+                                         for m in (*_GPC_NAMES, "GPCsm")),
+             *(_interval(row["gpcsm_minus"][m]) if m in row["gpcsm_minus"] else "not run" for m in _GPC_NAMES),
              row["verdict"] if row["early"] else f"({row['verdict']}; not a declared checkpoint)")
             for row in record["rows"]]
+
+
+def _uci_starts(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 001's Table 5 NLLs where the authors' starts were rerun: the paper's, gpal's from its own starts (the
+    papers page's record of the same splits) and from the authors' starts (this record), mean ± SE."""
+    (name,) = record["settings"]["datasets"]
+    own = json.loads((ROOT / PAGE_RECORDS / f"001_uci_input_noise.{name}.json").read_text(encoding="utf-8"))
+    before = {(r["setting"], r["method"]): r for r in own["rows"] if r["metric"] == "nll"}
+    rows = []
+    for r in record["rows"]:
+        if r["metric"] != "nll" or r["n"] == 0:
+            continue
+        old = before[(r["setting"], r["method"])]
+        rows.append((r["setting"], r["method"], f"{r['paper_mean']:.3f}",
+                     f"{old['gpal_mean']:.3f} ± {old['gpal_se']:.3f} ({old['n']})",
+                     f"{r['gpal_mean']:.3f} ± {r['gpal_se']:.3f} ({r['n']})"))
+    return rows
 
 
 _VI = (("vi-jj", "vi-JJ"), ("vi-taylor", "vi-Taylor"), ("vi-jj-hybrid", "vi-JJ-hybrid"), ("vi-jj-full", "vi-JJ-full"))
@@ -500,6 +518,15 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/000_liu.md", "paper000_curves", "lab/studies/records/papers/paper000_curves.json",
         ("Adam steps", "mean test NLL: GPC-I, II, III, GPCsm", "GPCsm − GPC-I", "GPCsm − GPC-II", "GPCsm − GPC-III",
          "rule"), ("---:", "---", "---", "---", "---", "---"), _gpcsm_early),
+    "gpcsm_early_m300": StudyTable(
+        "papers/000_liu.md", "paper000_curves", "lab/studies/records/papers/paper000_curves_m300.json",
+        ("Adam steps", "mean test NLL: GPC-I, II, III, GPCsm", "GPCsm − GPC-I", "GPCsm − GPC-II", "GPCsm − GPC-III",
+         "rule"), ("---:", "---", "---", "---", "---", "---"), _gpcsm_early),
+    "uci_authors_starts": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        "lab/studies/records/papers/paper001_uci_waveform_authors.json",
+        ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)", "gpal, the authors' starts (splits)"),
+        ("---", "---", "---:", "---", "---"), _uci_starts),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",

@@ -36,6 +36,9 @@ def test_inducing_and_curves_rules_read_intervals_by_their_side_of_zero():
     assert inducing.verdict([(-0.2, -0.3, -0.1), (0.2, 0.1, 0.3)]) == "contradicted"
     assert curves.verdict([(0.2, 0.1, 0.3)] * 3) == "holds"
     assert curves.verdict([(0.2, 0.1, 0.3), (-0.2, -0.3, -0.1)]) == "contradicted"
+    # a run of GPCsm beside fewer than all three other GPCs can contradict the claim, never make it hold
+    assert curves.verdict([(0.2, 0.1, 0.3)], complete=False) == "not resolved"
+    assert curves.verdict([(-0.2, -0.3, -0.1)], complete=False) == "contradicted"
     with pytest.raises(ValueError, match="two or more"):
         curves.paired_t(np.array([1.0]))
 
@@ -60,3 +63,19 @@ def test_delta_study_tests_only_the_fresh_splits_as_declared(tmp_path, capsys):
     assert line.startswith("| waveform_noise | logit | 4 |")
     assert f"[{nll[0]:+.4f}, {nll[1]:+.4f}] above 0" in line
     assert f"[{acc[0]:+.4f}, {acc[1]:+.4f}] alike (±0.01)" in line
+
+
+def test_curves_study_pairs_gpcsm_with_the_gpcs_that_ran_only():
+    """Traces of GPCsm and GPC-I alone: one paired interval a checkpoint, the others absent, no 'holds'."""
+    curves = repository_script("lab/studies/bench_paper000_curves.py")
+    traces = [{"likelihood": lik, "split": s, "n_train": 4500, "epoch": list(curves.CHECKPOINTS),
+               "nll": [base + 0.1 * s + 0.001 * k for k in range(len(curves.CHECKPOINTS))]}
+              for s in range(3) for lik, base in (("step", 0.3), ("softmax", 0.5))]
+    rows = curves.summarise(traces)
+    assert [r["epoch"] for r in rows] == list(curves.CHECKPOINTS)
+    for row in rows:
+        assert set(row["gpcsm_minus"]) == {"GPC-I"} and set(row["mean_nll"]) == {"GPC-I", "GPCsm"}
+        mean, low, high = row["gpcsm_minus"]["GPC-I"]
+        assert mean == pytest.approx(0.2) and low == pytest.approx(0.2) and high == pytest.approx(0.2)
+        assert row["verdict"] == "not resolved"  # above zero, but GPC-II and GPC-III did not run
+        assert row["steps"] == row["epoch"] * 5  # 4500 rows in minibatches of 1024

@@ -41,3 +41,19 @@ def test_the_natural_gradient_robust_max_baseline_halves_a_step_that_would_leave
     assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
     codes = np.searchsorted(whole.classes_, data.y[test])
     assert np.mean(proba.argmax(axis=1) == codes) > 0.35  # four classes: chance is about 0.25
+
+
+def test_the_natural_gradient_robust_max_baseline_shows_its_epochs_only_when_asked(capsys):
+    """progress=True draws the epochs' bar as gpal's own fits do; the default stays quiet."""
+    import numpy as np
+
+    from gpal.workflows.robustmax_natgrad import NaturalGradientRobustMax
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    NaturalGradientRobustMax(num_inducing=5, epochs=2, batch_size=20).fit(X, y)
+    assert capsys.readouterr().err == ""
+    NaturalGradientRobustMax(num_inducing=5, epochs=2, batch_size=20, progress=True).fit(X, y)
+    err = capsys.readouterr().err
+    assert "robust-max (natural gradients)" in err and "2/2" in err and "loss=" in err
