@@ -47,9 +47,9 @@ from shared import keep_printed  # the script's folder, first on its path
 
 CHECKS = ("held-out:FL16Y", "held-out:4FGL-DR4", "4FGL:FL16Y", "4FGL-DR4:FL16Y")
 MODELS = {"ignoring": {}, "error_bars": {"input_noise": "latent", "input_prior": "population"}}
-#: A remedy tried for the error bars' balanced accuracy on 4FGL-DR4's later labels: the sources to classify shape the
-#: population prior too (``fit(..., unlabelled=...)``, as the main job does), so that faint pool sources are not
-#: pulled toward where the labelled (brighter) sources lie.  Run with ``--models``; not in the default table.
+#: A remedy tried for the error bars' NLL on 3FGL's later labels: the sources to classify shape the population prior
+#: too (``fit(..., unlabelled=...)``), so that faint pool sources are not pulled toward where the labelled (brighter)
+#: sources lie.  Run with ``--models``; not in the default table.
 REMEDIES = {"error_bars_pool_prior": "error_bars"}
 REFERENCE = "error_bars"
 #: The baselines of every model comparison (`gpal.evaluation.baselines`), by their names there, and their columns.
