@@ -81,15 +81,16 @@ def test_sizes_are_refused_before_the_folder_is_claimed(case, small_catalog, tmp
 
 
 def test_long_fit_is_warned_of_with_its_expected_time():
-    clf = NoisyGPClassifier(epochs=10**6, num_inducing=5, batch_size=200, tol=None)  # every epoch: priced whole
+    clf = NoisyGPClassifier(epochs=10**7, num_inducing=5, batch_size=200, tol=None)  # every epoch: priced whole
     n, d, C = 120, 6, 2
-    steps, M, B = 10**6 * 1, 5, 120  # one minibatch of all 120 rows per epoch
+    steps, M, B = 10**7 * 1, 5, 120  # one minibatch of all 120 rows per epoch
     flops = 3.0 * C * (2 * B * M * d + B * M * M + M**3 / 3)
-    expected = steps * (budget.STEP_SECONDS + flops / budget.FLOPS)
+    expected = steps * (budget.STEP_SECONDS + budget.ROW_SECONDS * B + flops / budget.FLOPS)
     assert budget.WARN_SECONDS < expected < budget.REFUSE_SECONDS
     with pytest.warns(UserWarning, match="expected to take about") as caught:
         clf.check_sizes(n, d, C)
-    assert budget.duration(expected) in str(caught[0].message)
+    # the warning of the fit (an import may warn beside it when this test runs alone)
+    assert any(budget.duration(expected) in str(w.message) for w in caught if w.category is UserWarning)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         NoisyGPClassifier(epochs=300, num_inducing=5).check_sizes(n, d, C)  # the main job's length: silent

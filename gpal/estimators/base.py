@@ -84,12 +84,15 @@ def _variances(X: np.ndarray, X_var: Any) -> np.ndarray:
         return np.zeros_like(X)
     V = _matrix("X_var", X_var)
     if V.shape != X.shape:
-        # scikit-learn routes X_var to the last step without saying which step changed X: name the likely kind
+        # scikit-learn routes X_var to the last step unchanged and tells the estimator nothing of the steps before
+        # it, so the step cannot be named: the likely kind of step is, with the one-array form that keeps them together
         changed = ("rows (a step that resamples or drops rows)" if V.shape[0] != X.shape[0] else
                    "columns (a step that selects, combines or adds features: SelectKBest, PCA, PolynomialFeatures)")
-        raise ValueError(f"X_var must have the shape of X {X.shape}; got {V.shape}" + (
-            f"; in a Pipeline, a step before this estimator changed X's {changed} and not X_var's: put each "
-            "row's error bars in the row (gpal.estimators.model_selection.stack_inputs, NoisyInputAdapter)"
+        raise ValueError(f"X_var must have the shape of X at the estimator {X.shape}; got {V.shape}" + (
+            f"; in a Pipeline, a step before this estimator changed X's {changed} and not X_var's, which "
+            "scikit-learn routes past every step unchanged: put each row's error bars in the row "
+            "(gpal.estimators.model_selection.stack_inputs, NoisyInputAdapter), so that every step keeps them "
+            "together; outside a Pipeline, give X_var one row per row of X and one column per feature"
             if V.ndim == 2 and X.ndim == 2 else ""))
     if (V < 0).any():
         raise ValueError("X_var holds variances and must be >= 0 (got negative entries)")

@@ -153,7 +153,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         source is averaged over where sources like it are, not over N(x~, V) (docs/methods.md).
         "auto" (the default): the population prior where ``input_noise="auto"`` uses the error bars, the broad
         prior for a named strategy (the papers' model); a named prior is used as named, ``input_noise="auto"``
-        too.  ``input_prior_`` says which the fit used.
+        too.  ``input_prior_`` says which the fit used (None for a model without latent inputs, which has no prior
+        over the noiseless inputs).
     prior_components
         mixture components of the population prior.
     hidden_sizes

@@ -93,10 +93,12 @@ def _input_choice(config: dict[str, Any], clf: Any) -> tuple[Any, str]:
         return choose_input_noise(clf, None)
     choice = config.get("input_choice")
     if not (isinstance(choice, dict) and choice.get("input_noise") in ("none", AUTO_WITH_ERROR_BARS[0])
-            and choice.get("input_prior") in INPUT_PRIORS):
+            and choice.get("input_prior") in (*INPUT_PRIORS, None)):
         raise CorruptModel(f"config.json: input_noise='auto' needs the fit's choice, 'input_choice': "
                            f"{{'input_noise': 'none' or {AUTO_WITH_ERROR_BARS[0]!r}, 'input_prior': one of "
-                           f"{list(INPUT_PRIORS)}}}; got {choice!r}: the file is corrupt or was edited")
+                           f"{list(INPUT_PRIORS)} or null}}; got {choice!r}: the file is corrupt or was edited")
+    if choice["input_noise"] == "none":  # exact inputs have no input prior (an earlier gpal recorded 'broad')
+        return "none", None
     return choice["input_noise"], choice["input_prior"]
 
 

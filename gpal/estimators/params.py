@@ -120,7 +120,7 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
 }
 
 
-def choose_input_noise(est: Any, X_var: Any) -> tuple[Any, str]:
+def choose_input_noise(est: Any, X_var: Any) -> tuple[Any, str | None]:
     """The ``input_noise`` and ``input_prior`` a fit of ``est`` given ``X_var`` (None: not given) uses: its own
     settings, or for ``input_noise="auto"`` NIMGP where X_var has a non-zero entry and `auto_declines` finds nothing
     against it, exact inputs ("none") otherwise; ``input_prior="auto"`` resolved by `_prior_for`.
@@ -128,13 +128,22 @@ def choose_input_noise(est: Any, X_var: Any) -> tuple[Any, str]:
     Returns
     -------
     tuple
-        (input_noise, input_prior); what the fit keeps as ``input_noise_``, ``input_prior_``.
+        (input_noise, input_prior); what the fit keeps as ``input_noise_``, ``input_prior_`` (the prior None for a
+        strategy without latent inputs: it has no prior over the noiseless inputs).
     """
     if not _is_auto(est.input_noise):
-        return est.input_noise, _prior_for(est, uses_error_bars=False)
+        return est.input_noise, _prior_if_latent(est.input_noise, _prior_for(est, uses_error_bars=False))
     if gives_error_bars(X_var) and auto_declines(est, len(X_var)) is None:
         return AUTO_WITH_ERROR_BARS[0], _prior_for(est, uses_error_bars=True)
-    return "none", _prior_for(est, uses_error_bars=False)
+    return "none", None
+
+
+def _prior_if_latent(input_noise: Any, prior: str) -> str | None:
+    """``prior`` where the ``input_noise`` strategy has latent inputs; None where it has none (MGP, NIMGP-FO), as no
+    prior over noiseless inputs enters its model."""
+    from gpal.models.input_noise_setting import strategy_class
+
+    return prior if strategy_class(input_noise).latent_inputs else None
 
 
 def gives_error_bars(X_var: Any) -> bool:
@@ -202,7 +211,7 @@ def input_prior_used(est: Any) -> str | None:
     str or None
         "broad", "population" or None.
     """
-    return _resolved(est)[1] if input_noise_class(est).latent_inputs else None
+    return _resolved(est)[1]
 
 
 def model_spec(est: Any) -> ModelSpec:

@@ -10,7 +10,8 @@ from typing import Any
 
 from gpal.estimators.params import input_noise_class, input_prior_used
 
-__all__ = ["TYPICAL_STOP_EPOCHS", "TYPICAL_TREND_STOP_EPOCHS", "check_fit_sizes", "check_prediction_memory", "step_seconds"]
+__all__ = ["TYPICAL_STOP_EPOCHS", "TYPICAL_TREND_STOP_EPOCHS", "check_fit_sizes", "check_prediction_memory", "step_flops",
+           "step_seconds"]
 
 #: The epochs a fit that stops once its bound stops improving (``tol``) typically runs, about the median: the default
 #: fit of the 10-feature, 2000-row task of ``benchmarks/heteroscedastic.py`` stopped after 43-49 over three seeds, and
@@ -24,23 +25,36 @@ TYPICAL_TREND_STOP_EPOCHS = 200
 
 
 def step_seconds(est: Any, n_rows: int, n_features: int, n_classes: int) -> float:
-    """The expected seconds of one optimiser step of ``est`` on ``n_rows`` rows: `gpal.training.budget`'s fixed cost
-    plus the step's floating-point work (the sparse GP's terms per latent function and, for NIMGP-NN, its network).
+    """The expected seconds of one optimiser step of ``est`` on ``n_rows`` rows: `gpal.training.budget`'s fixed cost,
+    its cost per row of the step, and the step's floating-point work (`step_flops`).
 
     Returns
     -------
     float
         Seconds.
     """
+    from gpal.training.budget import FLOPS, ROW_SECONDS, STEP_SECONDS
+
+    B = min(int(est.batch_size), int(n_rows))
+    return STEP_SECONDS + ROW_SECONDS * B + step_flops(est, n_rows, n_features, n_classes) / FLOPS
+
+
+def step_flops(est: Any, n_rows: int, n_features: int, n_classes: int) -> float:
+    """The floating-point work of one optimiser step of ``est``: the sparse GP's terms per latent function and, for
+    NIMGP-NN, its network (forward and backward).
+
+    Returns
+    -------
+    float
+        Floating-point operations.
+    """
     from gpal.models.input_noise import AmortizedInputs
-    from gpal.training.budget import FLOPS, STEP_SECONDS
 
     n, d, C = int(n_rows), int(n_features), int(n_classes)
     M, B = min(int(est.num_inducing), n), min(int(est.batch_size), n)
     network = _network_size(est, d, C)[0] if issubclass(input_noise_class(est), AmortizedInputs) else 0
     # floats throughout: a setting may be beyond any machine integer
-    flops = 3.0 * (C * (2.0 * B * M * d + float(B) * M * M + float(M) ** 3 / 3) + 2.0 * B * network)
-    return STEP_SECONDS + flops / FLOPS
+    return 3.0 * (C * (2.0 * B * M * d + float(B) * M * M + float(M) ** 3 / 3) + 2.0 * B * network)
 
 
 def _network_size(est: Any, d: int, C: int) -> tuple[int, int]:

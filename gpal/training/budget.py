@@ -7,8 +7,8 @@ Every size is instead weighed here against the data and the machine, before any 
 memory over half of the machine's is refused; a run expected to take over `WARN_SECONDS`
 is warned of with its expected time, and one over `REFUSE_SECONDS` is refused.  The
 estimates are coarse (a fixed cost per optimiser step plus the floating-point work at
-`FLOPS`, calibrated on the compiled epochs of ``NoisyGPClassifier``: within 1.5 times the CPU seconds a step took
-from 4 to 40 ms, lab study estimator_default), so the bounds are set far from any run a user means to make.
+`FLOPS`, calibrated on the compiled epochs of ``NoisyGPClassifier``: within 1.8 times the CPU seconds a step took
+from 1 to 40 ms, lab study estimator_default), so the bounds are set far from any run a user means to make.
 """
 
 from __future__ import annotations
@@ -17,13 +17,17 @@ import warnings
 
 from gpal.files import memory_bytes
 
-__all__ = ["FIT_WARN_SECONDS", "FLOPS", "REFUSE_SECONDS", "STEP_SECONDS", "WARN_SECONDS", "check_memory", "check_time", "duration"]
+__all__ = ["FIT_WARN_SECONDS", "FLOPS", "REFUSE_SECONDS", "ROW_SECONDS", "STEP_SECONDS", "WARN_SECONDS", "check_memory", "check_time", "duration"]
 
-#: Fixed cost of one optimiser step inside a compiled epoch and the floating-point rate of its arithmetic, fitted to
-#: the CPU seconds of a step of NoisyGPClassifier on 2000 rows of 10 features and 3 classes (exact and latent inputs,
-#: 50 to 200 inducing points, 50 to 1000 rows a step: 4.5 to 39 ms, each estimated within 1.5 times).
-STEP_SECONDS = 0.004
-FLOPS = 4e9
+#: Fixed cost of one optimiser step inside a compiled epoch, its cost per row of the step (the elementwise work the
+#: flops leave out: the likelihood's Monte Carlo terms, the input draws) and the floating-point rate of its
+#: arithmetic, fitted to the CPU seconds of a step of NoisyGPClassifier on 2000 rows of 10 features and 3 classes
+#: (exact and latent inputs, 20 to 200 inducing points, 50 to 1000 rows a step: 0.9 to 36 ms, each estimated within
+#: 0.6 to 1.4 times), each measured in a process of its own with TensorFlow's pools at one thread: a process whose
+#: idle pool threads spin counts the spin as CPU seconds of its steps (about 1 to 2 ms a step here).
+STEP_SECONDS = 0.0005
+ROW_SECONDS = 1e-5
+FLOPS = 5e9
 #: Expected times above which a run is warned of, and refused.
 WARN_SECONDS = 3600.0
 #: An estimator's fit (a user at a prompt or in a notebook) is warned of sooner.

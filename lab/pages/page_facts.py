@@ -301,8 +301,9 @@ _DEFAULT_CURVES = ("commands", f"{_DEFAULT_SCRIPT} --curves runs/curves/noisy_d5
                    "runs/curves/none_d10_s0.jsonl", "printed")
 _DEFAULT_CATALOGS = ("commands", f"{_DEFAULT_SCRIPT} --units runs/estimator_default --summarize", "printed")
 _DEFAULT_FIT_TIME = ("commands", f"{_DEFAULT_SCRIPT} --fit-time runs/fit_time --seeds 0 1 2", "printed")
-_DEFAULT_POOL_PRIOR = ("commands", f"{_DEFAULT_SCRIPT} --units runs/estimator_default --summarize --models error_bars "
-                       "ignoring error_bars_pool_prior --checks 4FGL-DR4:FL16Y 4FGL:FL16Y 4FGL-DR2:FL16Y 3FGL:FL16Y",
+_DEFAULT_POOL_PRIOR = ("commands", f"{_DEFAULT_SCRIPT} --units runs/estimator_default --summarize --reference ignoring "
+                       "--models ignoring error_bars error_bars_pool_prior --checks held-out:FL16Y held-out:4FGL-DR4 "
+                       "4FGL-DR4:FL16Y 4FGL:FL16Y 4FGL-DR2:FL16Y 4FGL:4FGL-DR4 3FGL:FL16Y",
                        "printed")
 _DEFAULT_WINE = ("commands", f"{_DEFAULT_SCRIPT} --wine-pipeline --seeds 0 1 2", "printed")
 _DEFAULT_STEPS = ("commands", f"{_DEFAULT_SCRIPT} --step-times", "printed")

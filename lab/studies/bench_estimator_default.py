@@ -47,9 +47,9 @@ from shared import keep_printed  # the script's folder, first on its path
 
 CHECKS = ("held-out:FL16Y", "held-out:4FGL-DR4", "4FGL:FL16Y", "4FGL-DR4:FL16Y")
 MODELS = {"ignoring": {}, "error_bars": {"input_noise": "latent", "input_prior": "population"}}
-#: A remedy tried for the error bars' balanced accuracy on 4FGL-DR4's later labels: the sources to classify shape the
-#: population prior too (``fit(..., unlabelled=...)``, as the main job does), so that faint pool sources are not
-#: pulled toward where the labelled (brighter) sources lie.  Run with ``--models``; not in the default table.
+#: A remedy tried for the error bars' NLL on 3FGL's later labels: the sources to classify shape the population prior
+#: too (``fit(..., unlabelled=...)``), so that faint pool sources are not pulled toward where the labelled (brighter)
+#: sources lie.  Run with ``--models``; not in the default table.
 REMEDIES = {"error_bars_pool_prior": "error_bars"}
 REFERENCE = "error_bars"
 #: The baselines of every model comparison (`gpal.evaluation.baselines`), by their names there, and their columns.
@@ -100,30 +100,33 @@ def run(checks: list[str], seeds: list[int], units: Path, models: list[str]) -> 
                 print(json.dumps({k: v for k, v in unit.items() if k != "proba"}), flush=True)
 
 
-def summarize(checks: list[str], seeds: list[int], units: Path, models: list[str]) -> None:
+def summarize(checks: list[str], seeds: list[int], units: Path, models: list[str], reference: str = REFERENCE) -> None:
+    """Per check, each measure of ``reference`` and of every other model, with the paired interval of ``reference``
+    minus the model."""
     from gpal.catalog_jobs.later_labels import check_probabilities, measure_check
 
-    others = [m for m in models if m != REFERENCE]
-    names = {"ignoring": "ignoring X_var", **BASELINES, **{m: m.replace("_", " ") for m in REMEDIES}}
-    print("| check | measure | error bars | " + " | ".join(names[m] for m in others) + " | sources |")
+    others = [m for m in models if m != reference]
+    names = {"ignoring": "ignoring X_var", "error_bars": "error bars", **BASELINES,
+             **{m: m.replace("_", " ") for m in REMEDIES}}
+    print(f"| check | measure | {names[reference]} | " + " | ".join(names[m] for m in others) + " | sources |")
     print("|---|---|---|" + "---|" * len(others) + "---|")
     for check in checks:
-        probabilities, seconds = {}, {m: [] for m in (REFERENCE, *others)}
+        probabilities, seconds = {}, {m: [] for m in (reference, *others)}
         for seed in seeds:
             loaded = {m: json.loads(unit_path(units, check, seed, m).read_text(encoding="utf-8")) for m in seconds}
             for m, u in loaded.items():
                 seconds[m].append(u["fit_seconds"])
             probabilities[seed] = check_probabilities(check, seed, loaded)
-        table = measure_check(check, seeds, probabilities, reference=REFERENCE)
+        table = measure_check(check, seeds, probabilities, reference=reference)
         for measure in ("nll", "balanced_accuracy", "ece", "pulsar_blazar_auc"):
             part = table[table.measure == measure].set_index("model")
-            ref = part.loc[REFERENCE]
-            # measure_check's interval is the reference minus the other model: error bars minus the model
+            ref = part.loc[reference]
+            # measure_check's interval is the reference minus the other model
             cells = [f"{part.loc[m, 'value']:.3f} ({part.loc[m, 'diff']:+.3f} [{part.loc[m, 'diff_low']:+.3f}, "
                      f"{part.loc[m, 'diff_high']:+.3f}])" for m in others]
             print(f"| {check} | {measure} | {ref['value']:.3f} | " + " | ".join(cells) + f" | {int(ref['n'])} |")
-        print(f"fit seconds {check} (a baseline's first fit of a check loads the catalogs): " + " / ".join(f"{names.get(m, 'error bars')} {np.mean(v):.0f}"
-                                                    for m, v in seconds.items()))
+        print(f"fit seconds {check} (a baseline's first fit of a check loads the catalogs): " + " / ".join(
+            f"{names[m]} {np.mean(v):.0f}" for m, v in seconds.items()))
 
 
 def recall(checks: list[str], seeds: list[int], units: Path, models: list[str]) -> None:
@@ -325,41 +328,69 @@ def wine_pipeline(seeds: list[int]) -> None:
         f"{r['standard_scaler_units_1_warned']} / {r['standard_scaler_units_0.05_warned']}" for r in rows))
 
 
-#: The sizes whose steps price the long-fit warning (`gpal.training.budget`'s STEP_SECONDS and FLOPS): input noise,
-#: inducing points, rows a step, on 2000 rows of 10 features and 3 classes.
-STEP_SIZES = (("latent", 50, 200), ("none", 50, 200), ("latent", 100, 50), ("latent", 200, 200), ("none", 200, 500),
-              ("latent", 50, 1000))
+#: The sizes whose steps price the long-fit warning (`gpal.training.budget`'s STEP_SECONDS, ROW_SECONDS and FLOPS):
+#: input noise, inducing points, rows a step, on 2000 rows of 10 features and 3 classes; the first two are small steps
+#: whose time is mostly the fixed part, the fifth and sixth the estimator's default.
+STEP_SIZES = (("none", 20, 50), ("latent", 20, 50), ("latent", 50, 200), ("none", 50, 200), ("none", 100, 200),
+              ("latent", 100, 200), ("latent", 100, 50), ("latent", 200, 200), ("none", 200, 500), ("latent", 50, 1000))
+#: TensorFlow's thread pools at one thread each, for the step times: a process whose idle pool threads spin (as they
+#: do in a process alone on a machine, and not beside another busy one) counts the spin as CPU time of its steps.
+SPIN_FREE = {"TF_NUM_INTEROP_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
-def step_times() -> None:
-    """The CPU and wall seconds of one optimiser step of ``NoisyGPClassifier``'s compiled epochs at `STEP_SIZES`
-    (the median of epochs 4 to 16 of a 16-epoch fit, each epoch's time from the fit's callback) beside the estimate
-    the long-fit warning makes of it (`gpal.estimators.sizes.step_seconds`)."""
+def step_time(noise: str, M: int, B: int) -> dict:
+    """The CPU and wall seconds of one optimiser step of ``NoisyGPClassifier``'s compiled epochs at one size (the
+    median of epochs 4 to 16 of a 16-epoch fit, each epoch's time from the fit's callback) beside the estimate the
+    long-fit warning makes of it (`gpal.estimators.sizes.step_seconds`) and the step's floating-point work."""
     from gpal import NoisyGPClassifier
     from gpal.estimators.conjugate import minibatch_steps
-    from gpal.estimators.sizes import step_seconds
+    from gpal.estimators.sizes import step_flops, step_seconds
     from shared import benchmark_script
 
     task = benchmark_script("heteroscedastic").make_task(2000, 10, 10, seed=0)
+    marks = []
+    est = NoisyGPClassifier(input_noise=noise, input_prior="population" if noise == "latent" else "auto",
+                            num_inducing=M, batch_size=B, epochs=16, tol=None, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        est.fit(task["X"], task["y"], task["X_var"],
+                callback=lambda epoch, loss: marks.append((time.perf_counter(), time.process_time())))
+    steps = minibatch_steps(1, 2000, B)
+    wall, cpu = (float(np.median(np.diff([m[i] for m in marks])[3:])) / steps for i in (0, 1))
+    estimate = step_seconds(est, 2000, 10, 3)
+    return {"input_noise": noise, "num_inducing": M, "batch_size": B, "wall_ms": round(1e3 * wall, 3),
+            "cpu_ms": round(1e3 * cpu, 3), "estimate_ms": round(1e3 * estimate, 2),
+            "estimate_over_cpu": round(estimate / cpu, 2), "flops": step_flops(est, 2000, 10, 3)}
+
+
+def step_times() -> None:
+    """`step_time` at each of `STEP_SIZES`, each in a process of its own with TensorFlow's pools at one thread
+    (`SPIN_FREE`), one JSON line a size; then the fixed cost a step, the cost a row of the step and the floating-point
+    rate that fit them (least squares of CPU seconds against the step's rows and flops, relative to each step's time)
+    and each step's estimate over its CPU seconds with those."""
+    import os
+    import subprocess
+    import sys
+
     rows = []
     for noise, M, B in STEP_SIZES:
-        marks = []
-        est = NoisyGPClassifier(input_noise=noise, input_prior="population" if noise == "latent" else "auto",
-                                num_inducing=M, batch_size=B, epochs=16, tol=None, random_state=0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            est.fit(task["X"], task["y"], task["X_var"],
-                    callback=lambda epoch, loss: marks.append((time.perf_counter(), time.process_time())))
-        steps = minibatch_steps(1, 2000, B)
-        wall, cpu = (float(np.median(np.diff([m[i] for m in marks])[3:])) / steps for i in (0, 1))
-        estimate = step_seconds(est, 2000, 10, 3)
-        rows.append({"input_noise": noise, "num_inducing": M, "batch_size": B, "wall_ms": round(1e3 * wall, 2),
-                     "cpu_ms": round(1e3 * cpu, 2), "estimate_ms": round(1e3 * estimate, 2),
-                     "estimate_over_cpu": round(estimate / cpu, 2)})
+        done = subprocess.run([sys.executable, __file__, "--step-time", noise, str(M), str(B)], check=True,
+                              capture_output=True, text=True, env={**os.environ, **SPIN_FREE})
+        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(json.dumps(rows[-1]), flush=True)
+    cpu = np.array([r["cpu_ms"] for r in rows]) / 1e3
+    flops = np.array([r["flops"] for r in rows])
+    batch = np.array([r["batch_size"] for r in rows], dtype=float)
+    weight = 1.0 / cpu  # relative errors: a 40 ms step should not outweigh a 1 ms one
+    (fixed, per_row, per_flop), *_ = np.linalg.lstsq(np.column_stack([weight, batch * weight, flops * weight]),
+                                                     cpu * weight, rcond=None)
+    print(f"fitted to the CPU seconds a step: fixed part {1e3 * fixed:.2f} ms, {1e6 * per_row:.1f} us a row of the "
+          f"step, rate {1 / per_flop:.3g} flop/s")
     for r in rows:
+        fitted = fixed + r["batch_size"] * per_row + r["flops"] * per_flop
         print(f"a step of {r['input_noise']} inputs, {r['num_inducing']} inducing points, {r['batch_size']} rows, ms "
-              f"CPU / wall / estimated: {r['cpu_ms']:.1f} / {r['wall_ms']:.1f} / {r['estimate_ms']:.1f}")
+              f"CPU / wall / estimated: {r['cpu_ms']:.1f} / {r['wall_ms']:.1f} / {r['estimate_ms']:.1f} (estimate over "
+              f"CPU {r['estimate_over_cpu']:.2f}; with the fitted constants {fitted / (r['cpu_ms'] / 1e3):.2f})")
 
 
 def stops(paths: list[Path]) -> None:
@@ -392,6 +423,8 @@ def main() -> None:
                         choices=[*MODELS, *BASELINES, *REMEDIES], help="the models fitted (default: all but remedies)")
     parser.add_argument("--units", type=Path, help="folder of the per-fit probabilities of the catalogs' checks")
     parser.add_argument("--summarize", action="store_true", help="print the table from the units kept")
+    parser.add_argument("--reference", default=REFERENCE, help="the model the table's intervals are of (it minus "
+                        "each other model); the error bars unless given")
     parser.add_argument("--recall", action="store_true", help="print each class's recall and the error bars' shift "
                         "by error-bar size from the units kept (of --models, which must hold ignoring and error_bars)")
     parser.add_argument("--by-class", action="store_true", help="print where each model's test NLL against ignoring "
@@ -404,8 +437,13 @@ def main() -> None:
                         "with heteroscedastic noise instead")
     parser.add_argument("--step-times", action="store_true", help="the seconds of an optimiser step beside the "
                         "long-fit warning's estimate instead")
+    parser.add_argument("--step-time", nargs=3, metavar=("INPUT_NOISE", "M", "B"),
+                        help="one size's step time, one JSON line (what --step-times runs in a process of its own)")
     args = parser.parse_args()
-    if args.wine_pipeline:
+    if args.step_time:
+        noise, M, B = args.step_time
+        print(json.dumps(step_time(noise, int(M), int(B))))
+    elif args.wine_pipeline:
         with keep_printed("estimator_default", __file__):
             wine_pipeline(args.seeds)
     elif args.step_times:
@@ -430,7 +468,7 @@ def main() -> None:
             recall(args.checks, args.seeds, args.units, args.models)
     elif args.summarize:
         with keep_printed("estimator_default", __file__):
-            summarize(args.checks, args.seeds, args.units, args.models)
+            summarize(args.checks, args.seeds, args.units, args.models, args.reference)
     else:
         run(args.checks, args.seeds, args.units, args.models)
 

@@ -40,7 +40,7 @@ def test_without_error_bars_the_default_fits_exact_inputs(given, data):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # nothing is ignored: there are no error bars
         auto = NoisyGPClassifier(**SMALL).fit(X, y, None if given == "none" else np.zeros_like(V))
-    assert auto.input_noise_ == "none" and not auto.needs_X_var
+    assert (auto.input_noise_, auto.input_prior_) == ("none", None) and not auto.needs_X_var
     exact = NoisyGPClassifier(**SMALL, input_noise="none").fit(X, y)
     np.testing.assert_array_equal(auto.predict_proba(X), exact.predict_proba(X))
 
@@ -48,7 +48,7 @@ def test_without_error_bars_the_default_fits_exact_inputs(given, data):
 def test_a_named_input_noise_is_its_own_choice(data):
     X, V, y = data
     est = NoisyGPClassifier(**SMALL, input_noise="first_order").fit(X, y, V)
-    assert (est.input_noise_, est.input_prior_) == ("first_order", "broad")
+    assert (est.input_noise_, est.input_prior_) == ("first_order", None)  # no latent inputs: no prior over them
     with pytest.warns(UserWarning, match="ignores input noise.*as the default input_noise='auto' does"):
         NoisyGPClassifier(**SMALL, input_noise="none").fit(X, y, V)
 
@@ -67,6 +67,20 @@ def test_the_choice_survives_save_load_and_pickle(data, tmp_path):
     (tmp_path / "m" / "config.json").write_text(json.dumps(config))
     with pytest.raises(CorruptModel, match="input_noise='auto' needs the fit's choice"):
         NoisyGPClassifier.load(tmp_path / "m")
+
+
+def test_an_exact_input_fit_has_no_input_prior_after_loading_and_an_earlier_folders_broad_reads_as_none(data, tmp_path):
+    X, V, y = data
+    est = NoisyGPClassifier(**SMALL).fit(X, y)
+    est.save(tmp_path / "m")
+    assert NoisyGPClassifier.load(tmp_path / "m").input_prior_ is None
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert config["input_choice"] == {"input_noise": "none", "input_prior": None}
+    config["input_choice"]["input_prior"] = "broad"  # what an earlier gpal recorded for exact inputs
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    loaded = NoisyGPClassifier.load(tmp_path / "m")
+    assert (loaded.input_noise_, loaded.input_prior_) == ("none", None)
+    np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
 
 
 @pytest.mark.parametrize("settings, chosen", [

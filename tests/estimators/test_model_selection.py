@@ -156,8 +156,8 @@ def test_a_step_that_changes_x_s_columns_and_not_x_var_s_is_refused_naming_the_f
 
     X, V, y = data
     est = _nimgp().set_fit_request(X_var=True)
-    with pytest.raises(ValueError, match=r"X_var must have the shape of X \(90, 1\); got \(90, 2\); in a Pipeline.*"
-                                         r"changed X's columns .*stack_inputs, NoisyInputAdapter"):
+    with pytest.raises(ValueError, match=r"X_var must have the shape of X at the estimator \(90, 1\); got \(90, 2\); "
+                                         r"in a Pipeline.*changed X's columns .*stack_inputs, NoisyInputAdapter"):
         make_pipeline(FunctionTransformer(lambda A: A[:, :1]), est).fit(X, y, X_var=V)
     with pytest.raises(ValueError, match=r"got \(85, 2\); in a Pipeline, a step before this estimator changed X's rows"):
         _nimgp().fit(X, y, V[:85])  # what a step that drops rows hands on
@@ -171,9 +171,10 @@ def test_a_pipeline_step_that_drops_rows_is_named_as_the_cause_at_fit_and_predic
     X, V, y = data
     est = _nimgp().set_fit_request(X_var=True).set_predict_proba_request(X_var=True)
     pipe = make_pipeline(FunctionTransformer(lambda A: A[:-5]), est)
-    with pytest.raises(ValueError, match=r"X_var must have the shape of X \(85, 2\); got \(90, 2\); in a Pipeline, a "
-                                         r"step before this estimator changed X's rows \(a step that resamples or drops "
-                                         r"rows\).*stack_inputs, NoisyInputAdapter"):
+    with pytest.raises(ValueError, match=r"X_var must have the shape of X at the estimator \(85, 2\); got \(90, 2\); "
+                                         r"in a Pipeline, a step before this estimator changed X's rows \(a step that "
+                                         r"resamples or drops rows\).*routes past every step unchanged.*stack_inputs, "
+                                         r"NoisyInputAdapter.*outside a Pipeline, give X_var one row per row of X"):
         pipe.fit(X[:, :], y[:-5], X_var=V)
     fitted = make_pipeline(FunctionTransformer(lambda A: A), est).fit(X, y, X_var=V)
     fitted.steps[0] = ("drop", FunctionTransformer(lambda A: A[:-5]).fit(X))
