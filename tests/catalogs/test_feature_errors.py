@@ -87,9 +87,9 @@ def test_upper_limit_reproduces_the_catalogs_two_sigma_limit():
     """4FGL: value + 2 x upper error is the 2-sigma upper limit; the posterior's 95.45% quantile sits there."""
     f = Feature("F", error="U", two_sided="split_normal", **FLUX)
     err = f.measure(_reader({"F": np.array([0.0]), "U": np.array([[np.nan, 3.0]])}))[1]
-    from gpal.catalogs.features.propagation import _split_normal_draws, _uniforms
+    from gpal.catalogs.features.propagation import _quantiles, _split_normals, _uniforms
 
-    draws = _split_normal_draws(err[:, 0, 0], err[:, 0, 1], err[:, 0, 2], _uniforms(MC_DRAWS, 1)[:, 0], 0.0)
+    draws = _quantiles(_split_normals(err[:, 0, 0], err[:, 0, 1], err[:, 0, 2], 0.0), _uniforms(MC_DRAWS, 1)[:, 0], 0.0)
     assert draws.min() > 0
     assert np.quantile(draws, 2 * stats.norm.cdf(2) - 1) == pytest.approx(0.0 + 2 * 3.0, rel=0.01)
 

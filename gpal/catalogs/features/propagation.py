@@ -55,23 +55,18 @@ def _uniforms(draws: int, dims: int) -> np.ndarray:
     return u
 
 
-def _split_normal_draws(centre, lower, upper, u, bound):
-    """Draws (rows, D) of split normals at the probabilities ``u`` (D,), truncated below at ``bound`` (None: none).
+def _split_normals(centre, lower, upper, bound) -> tuple[np.ndarray, ...]:
+    """Split normals truncated below at ``bound`` (None: none), per row (each (n, 1)): the mode, the two sigmas, the
+    probability below the mode and the slopes that map a probability to a level of the standard normal on each
+    side of it, which `_quantiles` draws at.
 
     A split normal with mode ``centre`` has density proportional to N(centre, lower^2) below the
     mode and N(centre, upper^2) above it, so a fraction lower / (lower + upper) of it lies below.
     Truncation at ``bound`` keeps the part of the lower half above the bound and renormalises.
     Each draw is the distribution's quantile at its probability: stratified probabilities give a
-    stratified sample, exact in distribution for every row.
-    """
-    return _quantiles(_split_normals(centre, lower, upper, bound), u, bound)
-
-
-def _split_normals(centre, lower, upper, bound) -> tuple[np.ndarray, ...]:
-    """Per row (each (n, 1)): the mode, the two sigmas, the probability below the mode and the slopes that map a
-    probability to a level of the standard normal on each side of it (`_quantiles`).  Computed once for all the
-    rows of an operand, not per block: in the main job each NumPy call of a block waits for the GIL that
-    TensorFlow's import beside it holds, and these were more than half of a block's calls."""
+    stratified sample, exact in distribution for every row.  Computed once for all the rows of an operand, not
+    per block: in the main job each NumPy call of a block waits for the GIL that TensorFlow's import beside it
+    holds, and these were more than half of a block's calls."""
     c, lo, up = centre[:, None], lower[:, None], upper[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):  # per row: where the draws fall
         p_lower = np.where(lo + up > 0, lo / (lo + up), 0.5)
