@@ -159,11 +159,10 @@ def _predictor_traced_beside(plan: FitPlan) -> Iterator[None]:
     trace (the main job's held-out check: about 0.9 s of its 1.1 s).  A fit of fewer than ``LOOP_MIN_STEPS`` steps
     is left alone: its predictions may never come, and a trace would cost it more than it hides.  A failed trace is
     dropped here; the prediction traces again and raises the error there."""
-    from gpal.training.svi import LOOP_MIN_STEPS
+    from gpal.training.svi import is_long_fit
 
-    est, n = plan.estimator, int(plan.train_data.X.shape[0])
-    steps = int(est.epochs) * -(-n // max(1, min(int(est.batch_size), n)))
-    if steps < LOOP_MIN_STEPS or not hasattr(est, "n_samples"):
+    est = plan.estimator
+    if not (hasattr(est, "n_samples") and is_long_fit(est.epochs, est.batch_size, int(plan.train_data.X.shape[0]))):
         yield
         return
 

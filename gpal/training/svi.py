@@ -45,6 +45,7 @@ from gpal.training.signatures import template_copy, trace_key
 
 __all__ = [
     "LOOP_MIN_STEPS",
+    "is_long_fit",
     "TrainData",
     "TrainResult",
     "SharedTrainer",
@@ -143,6 +144,11 @@ def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "
 #: loop's first call costs more per model signature than a step's and saves a little on every step after it, so
 #: shorter fits (the tests', active learning's refits) take one call a step.
 LOOP_MIN_STEPS = 200
+
+
+def is_long_fit(epochs: int, batch_size: int, n: int) -> bool:
+    """Whether ``epochs`` over ``n`` rows in minibatches of ``batch_size`` take `LOOP_MIN_STEPS` steps or more."""
+    return int(epochs) * -(-int(n) // _minibatch_size(batch_size, n)) >= LOOP_MIN_STEPS
 
 
 def _compiled_steps(step: Callable, done: tf.Variable, losses: tf.Variable) -> Callable:
@@ -291,7 +297,7 @@ class Trainer:
             idx = tf.constant(rows[0], dtype=tf.int64)
             return np.array([_guarded_step(self.model, self.step, idx, step_number, epoch, max_jitter)])
 
-        looped = epochs * -(-n // _minibatch_size(batch_size, n)) >= LOOP_MIN_STEPS
+        looped = is_long_fit(epochs, batch_size, n)
         run_epochs(partial(self._epoch_steps, max_jitter=max_jitter) if looped else one_step_at_a_time(guarded_step),
                    n, [self.seed], [result], epochs=epochs, batch_size=batch_size, progress=progress,
                    desc=f"training ({self.model.strategy.name})",
