@@ -119,6 +119,7 @@ def test_chunks_shrink_with_the_latent_draws_per_input_draw(monkeypatch):
     seen = []
     original = clf._in_chunks
     monkeypatch.setattr(gpal.models.chunked, "PREDICT_BUDGET", 10_000)
+    monkeypatch.setattr(gpal.models.chunked, "prediction_threads", lambda: 1)  # the whole budget for one chunk
     monkeypatch.setattr(clf, "_in_chunks", lambda *a, **k: seen.append(k["latent_draws"]) or original(*a, **k))
     rows = []
     monkeypatch.setattr(clf._session, "predictor", lambda S, f=clf._session.predictor: (
@@ -146,6 +147,8 @@ def test_a_quadrature_likelihood_weighs_its_chunks_and_leaves_the_draws_unchange
         return lambda a, b, seed: rows.append(len(a)) or sampler(a, b, seed)
 
     monkeypatch.setattr(clf._session, "sampler", counting)
+    # one chunk in flight, whatever this worker's TensorFlow pools (the threads share the budget: another test's)
+    monkeypatch.setattr(gpal.models.chunked, "prediction_threads", lambda: 1)
     S, K = 20, 16
     weighed = clf.sample_proba(X, V, n_samples=S, input_draws=K)
     assert rows[0] == PREDICT_BUDGET // (S * K * 336) == 2 and sum(rows) == len(X)
