@@ -90,6 +90,14 @@ def run_unit(data, split: int, method: str, test_size: float) -> dict:
             "ids": test.ids.tolist(), "y": test.y.tolist(), "proba": np.round(proba, 8).tolist(), **extra}
 
 
+def _record_text(record: dict) -> str:
+    """The record as JSON with one unit a line: its per-source probabilities indented one value a line took 1 MB of
+    git, 40 % of it whitespace."""
+    head = json.dumps({k: v for k, v in record.items() if k != "units"}, indent=1)[:-2]
+    units = ",\n".join(json.dumps(unit, separators=(",", ":")) for unit in record["units"])
+    return f'{head},\n "units": [\n{units}\n ]\n}}\n'
+
+
 def summarize(units: list[dict], reference: str = "logistic") -> str:
     """Mean over splits (± SE) of each metric, and the paired NLL difference to ``reference``."""
     from gpal.evaluation.calibration import brier_score, expected_calibration_error
@@ -156,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--summarize", type=Path, default=None, help="only print the summary of a results file")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
-    from gpal.files import write_json_atomic
+    from gpal.files import write_text_atomic
 
     if args.summarize:
         record = json.loads(args.summarize.read_text())
@@ -179,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             unit = run_unit(data, split, method, args.test_size)
             record["units"].append(unit)
-            write_json_atomic(args.out, record)
+            write_text_atomic(args.out, _record_text(record))
             print(f"split {split} {method}: {unit['seconds']} s", flush=True)
     print(summarize(record["units"]))
     print(faint_quarter(record["units"], _significance(args.task)))
