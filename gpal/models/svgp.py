@@ -364,7 +364,7 @@ def build_model(
     n, d = X.shape
     lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
     L = lik.num_latent(num_classes)
-    template = make_kernel(kernel, d)
+    template = make_kernel(kernel, d, X, seed)
     kernels = [deepcopy(template) for _ in range(L)]
     OneOf(INDUCING_STARTS).check("inducing_start", inducing_start)
     M = min(int(num_inducing), n)
