@@ -168,6 +168,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         how the inducing inputs start, before they are trained: k-means centres of the training rows shared by
         every latent function (gpal's default, for the same reason), or each latent function its own random
         training rows (paper 001's authors').
+    train_inducing
+        SVI trains the inducing inputs with the kernel and q(u) (gpal's default), or holds them where they start,
+        as paper 003's authors hold their GPC's; held, they cover the data only as well as their start does.
+        The conjugate schemes take theirs in ``inference_options``.
     standardize
         scale each input to the training inputs' mean and spread (their variances with them).  The
         scaling is a ``gpal.data.standardizer.Standardizer``.
@@ -251,6 +255,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         hidden_sizes: tuple[int, ...] = DEFAULT_HIDDEN_SIZES,
         initial_learned_variance: float = INITIAL_LEARNED_VARIANCE,
         inducing_start: str = INDUCING_STARTS[0],
+        train_inducing: bool = True,
         standardize: bool = True,
         warm_start: bool = False,
         early_stopping: bool = False,
