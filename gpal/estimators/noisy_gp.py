@@ -132,8 +132,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         inducing points per latent function (capped at the training size).
     kernel
         a name, None / "se_ard" (squared exponential with ARD), "se_ard_plus_noise" (adding the paper's
-        sigma_0^2 I[x = x']) or "matern52_plus_se" (paper 000's Table V kernel), or a gpflow kernel, copied per
-        class.  The names are ``gpal.models.kernels.KERNELS``.
+        sigma_0^2 I[x = x']), "se_ard_plus_noise_median" (the same, started from the training rows as paper 001's
+        authors start it) or "matern52_plus_se" (paper 000's Table V kernel), or a gpflow kernel, copied per
+        class.  The names are ``gpal.registry.KERNELS``.
     batch_size
         training rows per Adam step on the ELBO (capped at the training size).
     epochs
