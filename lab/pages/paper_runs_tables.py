@@ -298,6 +298,20 @@ def _paired_same_method(record: Mapping) -> list[tuple[str, ...]]:
             for row in record["paired"]["rows"] if row["method"] == row["against"]]
 
 
+#: Paper 003's three ranked methods, in the paper's order (GPC ahead of GPD ahead of GPR + Platt).
+_MILIOS_RANKED = ("svgp-softmax-mc", "dirichlet", "gpr-platt")
+
+
+def _ranked_pairs(record: Mapping) -> list[tuple[str, ...]]:
+    """A paper 003 run paired with itself: each of the paper's ranked methods minus each one it ranks below, per
+    split, with the 95 % t interval (a positive accuracy or a negative NLL and ECE difference is the paper's side)."""
+    order = {m: i for i, m in enumerate(_MILIOS_RANKED)}
+    return [(f"`{row['method']}` − `{row['against']}`", row["metric"], str(len(row["splits"])),
+             f"{row['mean']:+.3f} ± {row['se']:.3f}", f"[{row['low']:+.3f}, {row['high']:+.3f}]")
+            for row in record["paired"]["rows"]
+            if row["method"] in order and row["against"] in order and order[row["method"]] < order[row["against"]]]
+
+
 def _ladder(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 003's Fig. 5 (right) ladder: GPD per M and the GPC, error, MNLL and CPU seconds (mean ± SE)."""
     return [(fit, str(row["n"]), *(f"{row[k]['mean']:.3f} ± {row[k]['se']:.3f}" for k in ("error", "nll")),
@@ -584,6 +598,10 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_trained_z.json",
         ("GPC", "metric", "splits", "trained − held inducing inputs, mean ± SE", "95 % t interval"),
         ("---", "---", "---:", "---", "---"), _paired_same_method),
+    "milios_magic_m200": StudyTable(
+        "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_m200.json",
+        ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
+        _ranked_pairs),
     "milios_ladder": StudyTable(
         "papers/003_milios.md", "paper003_inducing",
         "lab/studies/records/papers/paper003_inducing_letter_summary.json",
