@@ -602,6 +602,10 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_m200.json",
         ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
         _ranked_pairs),
+    "milios_magic_full_m200": StudyTable(
+        "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_full_m200.json",
+        ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
+        _ranked_pairs),
     "milios_ladder": StudyTable(
         "papers/003_milios.md", "paper003_inducing",
         "lab/studies/records/papers/paper003_inducing_letter_summary.json",
