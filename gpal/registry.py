@@ -233,11 +233,13 @@ LIKELIHOODS = Registry("likelihood", {
     "logistic_softmax": "gpal.models.likelihoods.logistic_softmax:LogisticSoftmaxLikelihood",
 }, register_with="gpal.register_likelihood")
 
-#: Kernel factories ``n_features -> kernel`` by name, for settings that cannot hold a kernel object.
+#: Kernel factories ``n_features -> kernel`` (or, marked ``from_rows``, ``training rows -> kernel``) by name, for
+#: settings that cannot hold a kernel object.
 KERNELS = Registry("kernel", {
     "se_ard": "gpal.models.kernels:default_kernel",
     "se_iso": "gpal.models.kernels:se_isotropic",
     "se_ard_plus_noise": "gpal.models.kernels:se_ard_plus_noise",
+    "se_ard_plus_noise_median": "gpal.models.kernels:se_ard_plus_noise_median",
     "matern52_plus_se": "gpal.models.kernels:matern52_plus_se",
 })
 

@@ -42,6 +42,9 @@ def check_conjugate(est: Any, likelihood_name: str | None) -> None:
             f"inference={est.inference!r} models exact inputs; use an input_noise of "
             f"{list(INPUT_NOISE.having('conjugate_inference'))}, or inference='svi' for input_noise={est.input_noise!r}"
         )
+    if not est.train_inducing:
+        raise ValueError(f"train_inducing=False holds SVI's inducing inputs; inference={est.inference!r} takes its own "
+                         f"in inference_options (train_inducing, False unless set): leave train_inducing at True")
     if est.warm_start:
         raise ValueError(f"warm_start continues an SVI fit; inference={est.inference!r} refits from scratch: set warm_start=False")
     if est.epochs < 1:

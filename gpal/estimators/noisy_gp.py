@@ -132,8 +132,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         inducing points per latent function (capped at the training size).
     kernel
         a name, None / "se_ard" (squared exponential with ARD), "se_ard_plus_noise" (adding the paper's
-        sigma_0^2 I[x = x']) or "matern52_plus_se" (paper 000's Table V kernel), or a gpflow kernel, copied per
-        class.  The names are ``gpal.models.kernels.KERNELS``.
+        sigma_0^2 I[x = x']), "se_ard_plus_noise_median" (the same, started from the training rows as paper 001's
+        authors start it) or "matern52_plus_se" (paper 000's Table V kernel), or a gpflow kernel, copied per
+        class.  The names are ``gpal.registry.KERNELS``.
     batch_size
         training rows per Adam step on the ELBO (capped at the training size).
     epochs
@@ -168,6 +169,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         how the inducing inputs start, before they are trained: k-means centres of the training rows shared by
         every latent function (gpal's default, for the same reason), or each latent function its own random
         training rows (paper 001's authors').
+    train_inducing
+        SVI trains the inducing inputs with the kernel and q(u) (gpal's default), or holds them where they start,
+        as paper 003's authors hold their GPC's; held, they cover the data only as well as their start does.
+        The conjugate schemes take theirs in ``inference_options``.
     standardize
         scale each input to the training inputs' mean and spread (their variances with them).  The
         scaling is a ``gpal.data.standardizer.Standardizer``.
@@ -251,6 +256,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         hidden_sizes: tuple[int, ...] = DEFAULT_HIDDEN_SIZES,
         initial_learned_variance: float = INITIAL_LEARNED_VARIANCE,
         inducing_start: str = INDUCING_STARTS[0],
+        train_inducing: bool = True,
         standardize: bool = True,
         warm_start: bool = False,
         early_stopping: bool = False,

@@ -111,6 +111,7 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
                               "a sequence of positive integers"),
     "initial_learned_variance": Real(0, low_open=True, meaning="the learned input-noise variance's start"),
     "inducing_start": OneOf(INDUCING_STARTS),
+    "train_inducing": Boolean(),
     "warm_start": Boolean(),
     "early_stopping": Boolean(),
     "validation_fraction": Real(0, 1, low_open=True, high_open=True, meaning="a fraction of the training rows"),
@@ -228,7 +229,7 @@ def model_spec(est: Any) -> ModelSpec:
                      prior_variance=float(est.prior_variance), input_prior=input_prior_used(est) or "broad",
                      prior_components=int(est.prior_components), hidden_sizes=tuple(int(h) for h in est.hidden_sizes),
                      initial_learned_variance=float(est.initial_learned_variance),
-                     inducing_start=est.inducing_start, seed=_model_seed(est))
+                     inducing_start=est.inducing_start, train_inducing=bool(est.train_inducing), seed=_model_seed(est))
 
 
 def _model_seed(est: Any) -> int:

@@ -63,7 +63,8 @@ class LatentGPs(gpflow.base.Module):
     0.0
     """
 
-    def __init__(self, kernels: Sequence[gpflow.kernels.Kernel], Z: np.ndarray, jitter: float = DEFAULT_JITTER):
+    def __init__(self, kernels: Sequence[gpflow.kernels.Kernel], Z: np.ndarray, jitter: float = DEFAULT_JITTER,
+                 train_inducing: bool = True):
         super().__init__(name="latent_gps")
         Z = np.asarray(Z, dtype=np.float64)
         if Z.ndim == 2:
@@ -73,7 +74,8 @@ class LatentGPs(gpflow.base.Module):
         self.num_latent = len(kernels)
         self.num_inducing = Z.shape[1]
         self.kernels = list(kernels)
-        self.Z = gpflow.Parameter(Z, name="inducing_points")  # (L, M, d)
+        # (L, M, d); held where they start when not ``train_inducing`` (paper 003's authors' GPC)
+        self.Z = gpflow.Parameter(Z, name="inducing_points", trainable=bool(train_inducing))
         self.q_mu = gpflow.Parameter(np.zeros((self.num_inducing, self.num_latent)), name="q_mu")  # (M, L)
         self.q_sqrt = gpflow.Parameter(
             np.tile(np.eye(self.num_inducing)[None], (self.num_latent, 1, 1)), transform=triangular(), name="q_sqrt"

@@ -264,6 +264,8 @@ class NoisySVGP(gpflow.base.Module):
             "strategy": self.strategy.get_config(),
             "likelihood": self.likelihood.get_config(),
             "noise_variance": None if self.noise_variance is None else self.noise_variance.get_config(),
+            # named only when held, so that a model trained as earlier gpal trained every model keeps its structure
+            **({} if Z.trainable else {"train_inducing": False}),
         }
 
     @classmethod
@@ -279,7 +281,7 @@ class NoisySVGP(gpflow.base.Module):
         Z = np.zeros((len(kernels), s["num_inducing"], s["num_features"]))
         nv = s["noise_variance"]
         return cls(
-            LatentGPs(kernels, Z),
+            LatentGPs(kernels, Z, train_inducing=s.get("train_inducing", True)),
             strategy_from_config(s["strategy"]),
             likelihood_from_config(s["likelihood"]),
             None if nv is None else NoiseVariance(**nv),
@@ -340,6 +342,7 @@ def build_model(
     likelihood_options: Mapping[str, Any] | None = None,
     initial_learned_variance: float = INITIAL_LEARNED_VARIANCE,
     inducing_start: str = INDUCING_STARTS[0],
+    train_inducing: bool = True,
     jitter: float = DEFAULT_JITTER,
     seed: int = 0,
 ) -> NoisySVGP:
@@ -347,7 +350,8 @@ def build_model(
 
     Inducing points (``inducing_start``): "kmeans", k-means on X, the same M = min(num_inducing, n) points for every
     latent function to start from; or "random_per_latent", for each latent function its own M training rows drawn
-    at random, as paper 001's authors start them (`random_inducing_per_latent`). ``initial_learned_variance``: where the input-noise variance is learned
+    at random, as paper 001's authors start them (`random_inducing_per_latent`); trained with the rest unless not
+    ``train_inducing`` (paper 003's authors hold their GPC's where k-means put them). ``initial_learned_variance``: where the input-noise variance is learned
     (``noise_variance`` "learned" or "both"), its start per feature (paper 001's authors start at 0.1).  Kernels: ``kernel`` copied per latent function,
     default ``gpal.models.kernels.default_kernel``.  ``input_noise``: a name or a class, built for these rows,
     or an instance holding no variables, copied (`gpal.models.input_noise_setting.strategy_class`).  ``likelihood``
@@ -364,7 +368,7 @@ def build_model(
     n, d = X.shape
     lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
     L = lik.num_latent(num_classes)
-    template = make_kernel(kernel, d)
+    template = make_kernel(kernel, d, X, seed)
     kernels = [deepcopy(template) for _ in range(L)]
     OneOf(INDUCING_STARTS).check("inducing_start", inducing_start)
     M = min(int(num_inducing), n)
@@ -380,4 +384,4 @@ def build_model(
                              prior_variance=prior_variance, population_prior=population, hidden_sizes=hidden_sizes,
                              seed=seed)
     nv = NoiseVariance(noise_variance, d, initial_learned_variance) if strategy.uses_noise_variance else None
-    return NoisySVGP(LatentGPs(kernels, Z, jitter), strategy, lik, nv, n, num_classes)
+    return NoisySVGP(LatentGPs(kernels, Z, jitter, train_inducing), strategy, lik, nv, n, num_classes)

@@ -46,6 +46,7 @@ class ModelSpec:
     initial_learned_variance: float
     inducing_start: str
     seed: int
+    train_inducing: bool = True
 
     def build(self, Z: np.ndarray, Z_var: np.ndarray, y: np.ndarray, num_classes: int,
               prior_inputs: tuple[np.ndarray, np.ndarray] | None = None) -> Any:

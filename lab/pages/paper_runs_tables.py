@@ -190,21 +190,29 @@ def _gpcsm_early(record: Mapping) -> list[tuple[str, ...]]:
             for row in record["rows"]]
 
 
+#: Paper 001's waveform run from the authors' input-variance and inducing starts with gpal's kernel start.
+_UCI_AUTHORS_INPUTS = "lab/studies/records/papers/paper001_uci_waveform_authors.json"
+
+
 def _uci_starts(record: Mapping) -> list[tuple[str, ...]]:
-    """Paper 001's Table 5 NLLs where the authors' starts were rerun: the paper's, gpal's from its own starts (the
-    papers page's record of the same splits) and from the authors' starts (this record), mean ± SE."""
+    """Paper 001's Table 5 NLLs where the authors' starts were rerun, mean ± SE: the paper's, gpal's from its own
+    starts (the papers page's record of the same splits), from the authors' input-variance and inducing starts
+    with gpal's kernel start (`_UCI_AUTHORS_INPUTS`), and from all the authors' starts, the kernel's too (this
+    record)."""
     (name,) = record["settings"]["datasets"]
-    own = json.loads((ROOT / PAGE_RECORDS / f"001_uci_input_noise.{name}.json").read_text(encoding="utf-8"))
-    before = {(r["setting"], r["method"]): r for r in own["rows"] if r["metric"] == "nll"}
-    rows = []
-    for r in record["rows"]:
-        if r["metric"] != "nll" or r["n"] == 0:
-            continue
-        old = before[(r["setting"], r["method"])]
-        rows.append((r["setting"], r["method"], f"{r['paper_mean']:.3f}",
-                     f"{old['gpal_mean']:.3f} ± {old['gpal_se']:.3f} ({old['n']})",
-                     f"{r['gpal_mean']:.3f} ± {r['gpal_se']:.3f} ({r['n']})"))
-    return rows
+    own, inputs = (_nll_rows(json.loads((ROOT / path).read_text(encoding="utf-8")))
+                   for path in (f"{PAGE_RECORDS}001_uci_input_noise.{name}.json", _UCI_AUTHORS_INPUTS))
+
+    def cell(r: Mapping) -> str:
+        return f"{r['gpal_mean']:.3f} ± {r['gpal_se']:.3f} ({r['n']})"
+
+    return [(r["setting"], r["method"], f"{r['paper_mean']:.3f}", cell(own[key]), cell(inputs[key]), cell(r))
+            for key, r in _nll_rows(record).items() if r["n"]]
+
+
+def _nll_rows(record: Mapping) -> dict:
+    """A comparison record's NLL rows by (setting, method), in the record's order."""
+    return {(r["setting"], r["method"]): r for r in record["rows"] if r["metric"] == "nll"}
 
 
 _VI = (("vi-jj", "vi-JJ"), ("vi-taylor", "vi-Taylor"), ("vi-jj-hybrid", "vi-JJ-hybrid"), ("vi-jj-full", "vi-JJ-full"))
@@ -280,6 +288,28 @@ def _paired_letter(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 003's LETTER: the softmax GPC at its long budget minus GPD, paired per split, with the 95 % t interval."""
     return [(row["metric"], str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
              f"[{row['low']:+.3f}, {row['high']:+.3f}]") for row in record["paired"]["rows"]]
+
+
+def _paired_same_method(record: Mapping) -> list[tuple[str, ...]]:
+    """Each method of a run minus the same method of the run it was paired with (another setting of one option),
+    per split, with the 95 % t interval."""
+    return [(f"`{row['method']}`", row["metric"], str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
+             f"[{row['low']:+.3f}, {row['high']:+.3f}]")
+            for row in record["paired"]["rows"] if row["method"] == row["against"]]
+
+
+#: Paper 003's three ranked methods, in the paper's order (GPC ahead of GPD ahead of GPR + Platt).
+_MILIOS_RANKED = ("svgp-softmax-mc", "dirichlet", "gpr-platt")
+
+
+def _ranked_pairs(record: Mapping) -> list[tuple[str, ...]]:
+    """A paper 003 run paired with itself: each of the paper's ranked methods minus each one it ranks below, per
+    split, with the 95 % t interval (a positive accuracy or a negative NLL and ECE difference is the paper's side)."""
+    order = {m: i for i, m in enumerate(_MILIOS_RANKED)}
+    return [(f"`{row['method']}` − `{row['against']}`", row["metric"], str(len(row["splits"])),
+             f"{row['mean']:+.3f} ± {row['se']:.3f}", f"[{row['low']:+.3f}, {row['high']:+.3f}]")
+            for row in record["paired"]["rows"]
+            if row["method"] in order and row["against"] in order and order[row["method"]] < order[row["against"]]]
 
 
 def _ladder(record: Mapping) -> list[tuple[str, ...]]:
@@ -524,9 +554,10 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
          "rule"), ("---:", "---", "---", "---", "---", "---"), _gpcsm_early),
     "uci_authors_starts": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
-        "lab/studies/records/papers/paper001_uci_waveform_authors.json",
-        ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)", "gpal, the authors' starts (splits)"),
-        ("---", "---", "---:", "---", "---"), _uci_starts),
+        "lab/studies/records/papers/paper001_uci_waveform_authors_kernel.json",
+        ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)",
+         "gpal, the authors' input and inducing starts", "gpal, all the authors' starts, the kernel's too"),
+        ("---", "---", "---:", "---", "---", "---"), _uci_starts),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",
@@ -563,6 +594,18 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_letter_softmax1000.json",
         ("metric", "splits", "GPC − GPD, mean ± SE", "95 % t interval"), ("---", "---:", "---", "---"),
         _paired_letter),
+    "milios_magic_inducing": StudyTable(
+        "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_trained_z.json",
+        ("GPC", "metric", "splits", "trained − held inducing inputs, mean ± SE", "95 % t interval"),
+        ("---", "---", "---:", "---", "---"), _paired_same_method),
+    "milios_magic_m200": StudyTable(
+        "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_m200.json",
+        ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
+        _ranked_pairs),
+    "milios_magic_full_m200": StudyTable(
+        "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_full_m200.json",
+        ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
+        _ranked_pairs),
     "milios_ladder": StudyTable(
         "papers/003_milios.md", "paper003_inducing",
         "lab/studies/records/papers/paper003_inducing_letter_summary.json",

@@ -79,3 +79,37 @@ def test_paper_001_workflows_start_where_the_authors_code_does(name, block):
     gpal_own = load_workflow(PAPERS / f"{name}.yaml", [f"{block}.initial_learned_variance=0.01",
                                                        f"{block}.inducing_start=kmeans"]).config[block]
     assert (gpal_own["initial_learned_variance"], gpal_own["inducing_start"]) == (0.01, "kmeans")
+
+
+@pytest.mark.parametrize("name, block, gpal_kernel", [("001_uci_input_noise", "noisy_input", "se_ard_plus_noise"),
+                                                    ("001_synthetic_2d", "training", "null")])
+def test_paper_001_workflows_start_the_kernel_where_the_authors_code_does(name, block, gpal_kernel):
+    """The authors' kernel start reaches the model: squared length scales at the median distance between the
+    standardised training rows, variance e; gpal's kernel is the alternative; an unknown kernel is refused."""
+    import numpy as np
+
+    from gpal import NoisyGPClassifier
+    from gpal.workflows import load_workflow
+    from gpal.workflows.methods import classifier_params
+    from gpal.workflows.schema import WorkflowError
+
+    def fitted_kernel(overrides=()):
+        training = dict(load_workflow(PAPERS / f"{name}.yaml", list(overrides)).config[block])
+        training["noise_variance"] = "learned"
+        params = classifier_params(["MGP"], training, n_train=40)["MGP"]
+        return NoisyGPClassifier(**{**params, "epochs": 0, "num_inducing": 6}).fit(X, y).model_.gp.kernels[0]
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(loc=5.0, scale=[1.0, 4.0, 0.2], size=(40, 3))
+    y = np.repeat([0, 1, 2], [14, 13, 13])
+    Xs = (X - X.mean(0)) / X.std(0)  # the estimator's standardisation
+    dist = np.sqrt(((Xs[:, None] - Xs[None]) ** 2).sum(-1))[np.triu_indices(40, 1)]
+    se, _ = fitted_kernel().kernels
+    np.testing.assert_allclose(se.lengthscales.numpy() ** 2, np.median(dist), rtol=1e-8)
+    np.testing.assert_allclose(se.variance.numpy(), np.e)
+    gpal_own = fitted_kernel([f"{block}.kernel={gpal_kernel}"])
+    se = gpal_own.kernels[0] if gpal_kernel == "se_ard_plus_noise" else gpal_own
+    np.testing.assert_allclose(se.lengthscales.numpy(), np.sqrt(3))
+    np.testing.assert_allclose(se.variance.numpy(), 1.0)
+    with pytest.raises(WorkflowError, match=rf"{block}\.kernel.*se_ard_plus_noise_median"):
+        load_workflow(PAPERS / f"{name}.yaml", [f"{block}.kernel=median"])

@@ -46,3 +46,29 @@ def test_paper_workflow_runs_tiny_and_tables_every_method(name, tmp_path):
     assert {(v["setting"], v["method"]) for v in result["values"]} == {
         (s, m) for s in run_sets for m in full.config["methods"]}
     assert all(len(v["values"]) == 1 for v in result["values"]) and result["budget"]["splits"] == 1
+
+
+def test_paper_003_gpc_holds_its_inducing_inputs_as_the_authors_code_does():
+    """The GPCs of the 003 workflows keep their k-means inducing inputs (dirichletGPC's evaluate_vgp); gpal's
+    trained ones are the alternative; a value that is no boolean is refused naming the setting."""
+    import numpy as np
+
+    from gpal import NoisyGPClassifier
+    from gpal.models.svgp import NoisySVGP, kmeans_inducing
+
+    for name in ("003_milios_magic.yaml", "003_milios_letter.yaml"):
+        options = load_workflow(PAPERS / name).config["method_options"]
+        assert options["svgp-softmax-mc"]["train_inducing"] is False
+        assert all(options[m]["train_inducing"] is False for m in options if m.startswith("svgp-"))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(int)
+    kw = dict(input_noise="none", likelihood="probit", num_inducing=5, epochs=3, batch_size=20, tol=None)
+    held = NoisyGPClassifier(train_inducing=False, **kw).fit(X, y)
+    start = kmeans_inducing((X - X.mean(0)) / X.std(0), 5, held.random_seed_)
+    np.testing.assert_array_equal(held.model_.gp.Z.numpy()[0], start)
+    assert not NoisySVGP.from_structure(held.model_.structure()).gp.Z.trainable  # kept when rebuilt
+    trained = NoisyGPClassifier(**kw).fit(X, y)
+    assert np.abs(trained.model_.gp.Z.numpy()[0] - start).max() > 1e-3
+    with pytest.raises(ValueError, match="train_inducing"):
+        NoisyGPClassifier(train_inducing="no", **kw).fit(X, y)
