@@ -293,7 +293,7 @@ def test_the_papers_kernel_by_name_trains_saves_and_clones(tmp_path):
 
 
 def test_an_unknown_kernel_name_is_refused_with_the_known_ones():
-    with pytest.raises(ValueError, match=r"kernel must be None, a kernel name \['se_ard', 'se_iso', 'se_ard_plus_noise', 'matern52_plus_se'\]"):
+    with pytest.raises(ValueError, match=r"kernel must be None, a kernel name \['se_ard', 'se_iso', 'se_ard_plus_noise', 'se_ard_plus_noise_median', 'matern52_plus_se'\]"):
         NoisyGPClassifier(kernel="matern").fit(np.zeros((4, 2)), [0, 1, 0, 1])
 
 
