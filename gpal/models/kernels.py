@@ -13,6 +13,7 @@ from __future__ import annotations
 import gpflow
 import numpy as np
 
+from gpal.models.module_copy import module_copy
 from gpal.registry import KERNELS
 
 __all__ = ["default_kernel", "default_lengthscale", "make_kernel", "matern52_plus_se", "median_distance", "se_ard_plus_noise",
@@ -134,4 +135,4 @@ def make_kernel(kernel: "str | gpflow.kernels.Kernel | None", n_features: int, X
                              f"kernel (it builds it from the number of features alone); use a kernel that starts from "
                              f"the width alone, e.g. 'se_ard_plus_noise'")
         return factory(X, seed=seed)
-    return gpflow.utilities.deepcopy(kernel)
+    return module_copy(kernel)

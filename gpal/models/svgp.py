@@ -18,7 +18,6 @@ import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-from gpflow.utilities import deepcopy
 
 from gpal.constraints import OneOf
 from gpal.models.input_noise import InputNoise
@@ -27,6 +26,7 @@ from gpal.models.input_prior import fit_mixture_prior
 from gpal.models.kernels import make_kernel
 from gpal.models.latent_gps import LatentGPs
 from gpal.models.likelihoods.base import Likelihood, likelihood_from_config, make_likelihood
+from gpal.models.module_copy import module_copy
 from gpal.models.noise_variance import NoiseVariance
 from gpal.models.sparse import DEFAULT_JITTER
 from gpal.models.state import kernel_from_config, kernel_to_config
@@ -369,7 +369,7 @@ def build_model(
     lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
     L = lik.num_latent(num_classes)
     template = make_kernel(kernel, d, X, seed)
-    kernels = [deepcopy(template) for _ in range(L)]
+    kernels = [module_copy(template) for _ in range(L)]
     OneOf(INDUCING_STARTS).check("inducing_start", inducing_start)
     M = min(int(num_inducing), n)
     Z = kmeans_inducing(X, M, seed) if inducing_start == "kmeans" else random_inducing_per_latent(X, M, L, seed)

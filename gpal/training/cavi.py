@@ -12,7 +12,6 @@ from typing import ContextManager
 
 import numpy as np
 import tensorflow as tf
-from gpal.progress import progress_bar
 
 from gpal.constraints import OneOf, check_values
 from gpal.models.compiled import instance_function
@@ -22,6 +21,8 @@ from gpal.models.families.augmented_logistic_softmax import (
     onehot_labels,
     signature_key,
 )
+from gpal.models.module_copy import module_copy
+from gpal.progress import progress_bar
 from gpal.training.adam import Adam
 from gpal.training.shared import LentBySignature
 
@@ -119,9 +120,8 @@ class _SharedUpdates:
     """The compiled CAVI / natural-gradient updates and Adam step of a template model, for every model of its signature."""
 
     def __init__(self, model: AugmentedLogisticSoftmaxGP, train_inducing: bool):
-        import gpflow
 
-        self.model = AugmentedLogisticSoftmaxGP(gpflow.utilities.deepcopy(model.kernel), model.Z.numpy(),
+        self.model = AugmentedLogisticSoftmaxGP(module_copy(model.kernel), model.Z.numpy(),
                                                 model.num_classes, model.jitter, model.locals_family)
         self.variables = list(self.model.kernel.trainable_variables) + ([self.model.Z] if train_inducing else [])
         self.optimizer = Adam()

@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from gpal.models.families.augmented_exact import exact_natural_parameters, expected_log_lik, natural_gradient_update
 from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, signature_key
+from gpal.models.module_copy import module_copy
 from gpal.training.shared import LentBySignature
 
 __all__ = ["ExactFinish"]
@@ -59,11 +60,10 @@ class _SharedSteps:
     ``gpal.training.cavi``: the template takes a model's values, steps, and gives them back)."""
 
     def __init__(self, model: AugmentedLogisticSoftmaxGP, train_inducing: bool, num_samples: int, seed: int):
-        import gpflow
 
         from gpal.training.adam import Adam
 
-        self.model = AugmentedLogisticSoftmaxGP(gpflow.utilities.deepcopy(model.kernel), model.Z.numpy(),
+        self.model = AugmentedLogisticSoftmaxGP(module_copy(model.kernel), model.Z.numpy(),
                                                 model.num_classes, model.jitter, model.locals_family)
         self.num_samples, self.seed = num_samples, seed
         # Z lives in the standardised input space, where a step of the kernel's size would throw it about.

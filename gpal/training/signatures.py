@@ -16,10 +16,10 @@ import threading
 import weakref
 from typing import Any
 
-import gpflow
 import tensorflow as tf
 from gpflow.utilities import parameter_dict
 
+from gpal.models.module_copy import module_copy
 from gpal.models.state import stored_variable
 from gpal.models.svgp import NoisySVGP
 
@@ -90,4 +90,4 @@ def template_copy(model: NoisySVGP) -> NoisySVGP:
     unknown row count (per-point tables) stay so, as a plain deep copy would fix them at their present rows."""
     memo = {id(v): tf.Variable(v, shape=v.shape, trainable=v.trainable, name=v.name.split(":")[0])
             for v in model.variables if not v.shape.is_fully_defined()}
-    return gpflow.utilities.deepcopy(model, memo)
+    return module_copy(model, memo)

@@ -97,6 +97,7 @@ from check_shapes import check_shapes
 from gpal.models.compiled import KeptFunctions, instance_function, variable_specs
 from gpal.models.latent_gps import LatentGPs
 from gpal.models.likelihoods.logistic_softmax import logistic_softmax_probs
+from gpal.models.module_copy import module_copy
 from gpal.models.quadrature import monte_carlo_mean
 from gpal.models.sparse import (DEFAULT_JITTER, Projection, cholesky_with_jitter, inducing_variable, project, whiten,
                                 whitened_kl, whitened_marginals)
@@ -471,7 +472,7 @@ def _shared_predictor(model: AugmentedLogisticSoftmaxGP, num_samples: int) -> Ca
     kept = _PREDICTORS.get(key)
     if kept is not None:
         return kept
-    template = gpflow.utilities.deepcopy(model)
+    template = module_copy(model)
 
     def predict(values: dict[str, Any], X: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
         with reading_values(template, values):
@@ -489,11 +490,10 @@ def as_latent_gps(model: AugmentedLogisticSoftmaxGP) -> LatentGPs:
     Training by conjugate updates changes how q is found, not the model: in this form it
     predicts through ``NoisySVGP`` exactly as an SVI-trained model does.
     """
-    from gpflow.utilities import deepcopy
 
     q = model.q()
     covariance = tf.linalg.matmul(q.inv_chol, q.inv_chol, transpose_a=True)  # chol(P)^-T chol(P)^-1 = P^-1
-    gp = LatentGPs([deepcopy(k) for k in model.kernels], model.Z.numpy(), model.jitter)
+    gp = LatentGPs([module_copy(k) for k in model.kernels], model.Z.numpy(), model.jitter)
     gp.q_mu.assign(tf.transpose(q.mean))
     gp.q_sqrt.assign(tf.linalg.cholesky(covariance))
     return gp

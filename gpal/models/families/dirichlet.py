@@ -40,6 +40,7 @@ from check_shapes import check_shapes
 from scipy.special import softmax
 
 from gpal.models.input_noise import FirstOrder
+from gpal.models.module_copy import module_copy
 from gpal.models.sparse import DEFAULT_JITTER, Projection, marginal_variance, project, whiten
 
 __all__ = [
@@ -258,7 +259,7 @@ class HeteroskedasticSGPR(gpflow.base.Module):
         v = tf.linalg.triangular_solve(LB, tf.linalg.matvec(As, r)[..., None], lower=True)  # (C, M, 1)
         u = tf.linalg.triangular_solve(LB, v, lower=True, adjoint=True)
         w = tf.linalg.triangular_solve(proj.L, tf.transpose(u[..., 0]), lower=True, adjoint=True)  # (M, C)
-        return DirichletPosterior(gpflow.utilities.deepcopy(self.kernel), Z.numpy(), proj.L.numpy(), LB.numpy(), w.numpy(),
+        return DirichletPosterior(module_copy(self.kernel), Z.numpy(), proj.L.numpy(), LB.numpy(), w.numpy(),
                                   offset)
 
 
