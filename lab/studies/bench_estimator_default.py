@@ -159,6 +159,11 @@ def widened_prior_class():
                 return draws
             return tf.where((self.ratio(V) > 1.0)[None, :, None], self.broad.sample(X, V, noise, uniform), draws)
 
+        def get_config(self):
+            # the model's structure holds it, and a compiled prediction is shared by models of one structure: a
+            # mixture's config alone would let this prior's predictions run a plain mixture's trace
+            return {**super().get_config(), "kind": f"widened_{self.mode}", "limit": self.limit.tolist()}
+
     return WidenedPrior
 
 

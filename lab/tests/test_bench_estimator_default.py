@@ -91,3 +91,23 @@ def test_the_widened_draws_follow_the_posterior_they_are_drawn_from(bench, prior
         for row, (mean, var) in enumerate((_posterior(0.3, 0.5, WEIGHTS, MEANS, VARIANCES), beyond)):
             assert draws[:, row].mean() == pytest.approx(mean, abs=4 * np.sqrt(var / S))
             assert draws[:, row].var() == pytest.approx(var, rel=0.05)
+
+
+def test_a_fit_with_a_widened_prior_predicts_with_it(bench):
+    """The widened prior's rows beyond the training error bars are predicted otherwise than the mixture's, in one
+    process after a plain fit of the same rows (whose compiled prediction the widened model must not reuse)."""
+    from gpal import NoisyGPClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 2))
+    y = (X[:, 0] > 0).astype(int)
+    V = np.full_like(X, 0.05)
+    X_test, V_test = np.array([[0.4, 0.0], [0.4, 0.0]]), np.array([[0.05, 0.05], [4.0, 4.0]])
+    proba = {}
+    for variant in (None, "broad"):
+        with bench.population_prior_variant(variant):
+            est = NoisyGPClassifier(input_noise="latent", input_prior="population", prior_components=2, epochs=3,
+                                    tol=None, num_inducing=5, random_state=0).fit(X, y, V)
+        proba[variant] = est.predict_proba(X_test, V_test)
+    assert np.allclose(proba[None][0], proba["broad"][0])
+    assert not np.allclose(proba[None][1], proba["broad"][1], atol=1e-3)
