@@ -401,9 +401,10 @@ def background_shares(checks: list[str], seeds: list[int]) -> None:
     as the estimator fits it (standardised training rows, its components and seed), then the maximum-likelihood
     background weight (`background_weight`) on the training rows and, separately, on the rows the check classifies
     (as a weight fixed from the pool would be), and how many classified rows the broad component takes (posterior
-    weight above one half) at the latter; the EM's and the weight's CPU seconds.  One line a check and seed."""
+    weight above one half) at the latter; how many classified rows the widened priors widen (an error bar beyond the
+    training rows' largest); the EM's and the weight's CPU seconds.  One line a check and seed, then label lines."""
     from gpal import NoisyGPClassifier
-    from gpal.catalog_jobs.later_labels import check_data
+    from gpal.catalog_jobs.later_labels import check_data, scored_rows
     from gpal.data.standardizer import Standardizer
     from gpal.models.input_prior import fit_mixture_prior
     from gpal.registry import BROAD_PRIOR_VARIANCE
@@ -430,13 +431,20 @@ def background_shares(checks: list[str], seeds: list[int]) -> None:
                                                                                         tf.constant(V_u))[0]
                 log_r = log_r - tf.reduce_logsumexp(log_r, axis=1, keepdims=True)
                 taken = int(np.sum(np.exp(log_r.numpy()[:, -1]) > 0.5))
+            limit = V.max(axis=0)
+            beyond = np.max(V_u[:, limit > 0] / limit[limit > 0], axis=1) > 1
+            scored = scored_rows(check, seed)["label"] >= 0
             lines.append({"check": check, "seed": seed, "training_weight": trained, "pool_weight": pooled,
-                          "pool_rows": len(X_u), "rows_taken": taken, "em_cpu_seconds": round(em, 3),
-                          "weight_cpu_seconds": round(weight_seconds, 3)})
+                          "pool_rows": len(X_u), "rows_taken": taken, "rows_beyond": int(beyond.sum()),
+                          "scored": int(scored.sum()), "scored_beyond": int(beyond[scored].sum()),
+                          "em_cpu_seconds": round(em, 3), "weight_cpu_seconds": round(weight_seconds, 3)})
             print(json.dumps(lines[-1]), flush=True)
         print(f"background {check}, weight fitted to the training rows / to the {lines[0]['pool_rows']} classified "
               "rows (classified rows it takes), per seed: " + "; ".join(
                   f"{r['training_weight']:.5f} / {r['pool_weight']:.5f} ({r['rows_taken']})" for r in lines))
+        print(f"widened {check}, classified rows whose error bar exceeds the training rows' largest in a feature, "
+              f"of {lines[0]['pool_rows']} (of the {lines[0]['scored']} scored), per seed: "
+              + " / ".join(f"{r['rows_beyond']} ({r['scored_beyond']})" for r in lines))
         print(f"background {check}, CPU seconds of the prior's EM / of the weight, per seed: " + "; ".join(
             f"{r['em_cpu_seconds']:.2f} / {r['weight_cpu_seconds']:.2f}" for r in lines))
 
