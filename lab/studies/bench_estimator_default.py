@@ -453,8 +453,9 @@ def variant_tasks(seeds: list[int]) -> None:
     """The population prior's `VARIANTS` on the tasks whose answer is known without a catalog: the synthetic task of
     ``--synthetic error_bars`` (5 features, 2000 rows, a known Bayes answer) and wine with heteroscedastic noise (the
     direct fit of ``--wine-pipeline``): per task and seed the defaults' test NLL without X_var (ignoring), given it
-    (the population prior) and given it with each variant, one JSON line each; then per task each variant's NLL
-    minus ignoring and minus the population prior, mean over the seeds with its 95 % t interval, and per seed."""
+    (the population prior) and given it with each variant, one JSON line each; then per task the population prior's
+    NLL minus ignoring, and each variant's minus ignoring and minus the population prior, mean over the seeds with its
+    95 % t interval, and per seed."""
     from scipy import stats
     from sklearn.metrics import log_loss
 
@@ -486,14 +487,14 @@ def variant_tasks(seeds: list[int]) -> None:
                     row["background_weight"] = _VARIANT_FITS[0]["background_weight"]
             results[task].append(row)
             print(json.dumps(row), flush=True)
+    pairs = [("error_bars", "ignoring"), *((v, against) for v in VARIANTS for against in ("ignoring", "error_bars"))]
     for task, rows in results.items():
-        for variant in VARIANTS:
-            for against in ("ignoring", "error_bars"):
-                diff = np.array([r[variant] - r[against] for r in rows])
-                half = stats.t.ppf(0.975, len(diff) - 1) * diff.std(ddof=1) / np.sqrt(len(diff))
-                print(f"{task}, test NLL {variant.replace('_', ' ')} minus {against.replace('_', ' ')}, mean over "
-                      f"{len(diff)} seeds: {diff.mean():+.4f} [{diff.mean() - half:+.4f}, {diff.mean() + half:+.4f}]; "
-                      "per seed " + " / ".join(f"{x:+.4f}" for x in diff))
+        for model, against in pairs:
+            diff = np.array([r[model] - r[against] for r in rows])
+            half = stats.t.ppf(0.975, len(diff) - 1) * diff.std(ddof=1) / np.sqrt(len(diff))
+            print(f"{task}, test NLL {model.replace('_', ' ')} minus {against.replace('_', ' ')}, mean over "
+                  f"{len(diff)} seeds: {diff.mean():+.4f} [{diff.mean() - half:+.4f}, {diff.mean() + half:+.4f}]; "
+                  "per seed " + " / ".join(f"{x:+.4f}" for x in diff))
 
 
 def fit_time(curves: Path, seeds: list[int]) -> None:
