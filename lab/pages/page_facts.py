@@ -305,6 +305,12 @@ _DEFAULT_POOL_PRIOR = ("commands", f"{_DEFAULT_SCRIPT} --units runs/estimator_de
                        "--models ignoring error_bars error_bars_pool_prior --checks held-out:FL16Y held-out:4FGL-DR4 "
                        "4FGL-DR4:FL16Y 4FGL:FL16Y 4FGL-DR2:FL16Y 4FGL:4FGL-DR4 3FGL:FL16Y",
                        "printed")
+_DEFAULT_CHECKS = "held-out:FL16Y held-out:4FGL-DR4 4FGL:FL16Y 4FGL-DR2:FL16Y 4FGL:4FGL-DR4 4FGL-DR4:FL16Y 3FGL:FL16Y"
+_DEFAULT_VARIANTS = ("commands", f"{_DEFAULT_SCRIPT} --units runs/prior_variants --summarize --reference ignoring "
+                     "--models ignoring error_bars error_bars_background error_bars_widened error_bars_tempered "
+                     f"--checks {_DEFAULT_CHECKS}", "printed")
+_DEFAULT_BACKGROUND = ("commands", f"{_DEFAULT_SCRIPT} --background-shares --checks {_DEFAULT_CHECKS}", "printed")
+_DEFAULT_VARIANT_TASKS = ("commands", f"{_DEFAULT_SCRIPT} --variant-tasks --seeds 0 1 2", "printed")
 _DEFAULT_WINE = ("commands", f"{_DEFAULT_SCRIPT} --wine-pipeline --seeds 0 1 2", "printed")
 _DEFAULT_STEPS = ("commands", f"{_DEFAULT_SCRIPT} --step-times", "printed")
 FACTS["estimator_default_gain"] = Fact(_DEFAULT, _DEFAULT_SYNTHETIC,
@@ -359,6 +365,10 @@ TABLES: dict[str, Table] = {
     "estimator_default_catalogs.md": Table(_DEFAULT, _DEFAULT_CATALOGS, "| check | measure |"),
     "estimator_default_fit_time.md": Table(_DEFAULT, _DEFAULT_FIT_TIME),
     "estimator_default_pool_prior.md": Table(_DEFAULT, _DEFAULT_POOL_PRIOR, "| check | measure |"),
+    "estimator_default_prior_variants.md": Table(_DEFAULT, _DEFAULT_VARIANTS, "| check | measure |",
+                                                 rows=r"^\| [^|]+ \| (?:nll|balanced_accuracy) \|"),
+    "estimator_default_background.md": Table(_DEFAULT, _DEFAULT_BACKGROUND),
+    "estimator_default_variant_tasks.md": Table(_DEFAULT, _DEFAULT_VARIANT_TASKS),
     "estimator_default_wine.md": Table(_DEFAULT, _DEFAULT_WINE),
     "estimator_default_steps.md": Table(_DEFAULT, _DEFAULT_STEPS),
 }

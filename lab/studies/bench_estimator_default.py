@@ -36,6 +36,7 @@ test NLL every 5th) and prints where each stop rule (`gpal.estimators.fit_plan.B
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import time
 import warnings
@@ -51,10 +52,154 @@ MODELS = {"ignoring": {}, "error_bars": {"input_noise": "latent", "input_prior":
 #: too (``fit(..., unlabelled=...)``), so that faint pool sources are not pulled toward where the labelled (brighter)
 #: sources lie.  Run with ``--models``; not in the default table.
 REMEDIES = {"error_bars_pool_prior": "error_bars"}
+#: The population prior's variants tried for the same NLL, each a change of the prior the fit builds
+#: (`population_prior_variant`): ``background``, the mixture plus the broad prior N(0, s I) as one more component, its
+#: weight fitted to the training rows (`with_background`), so that a row far from the labelled sources is not pulled
+#: into them; ``widened``, a row whose error bar exceeds the training rows' largest in some feature gets the broad
+#: prior's posterior; ``tempered``, such a row's mixture with each covariance times that ratio (`WidenedPrior`).
+#: The training rows lie within their own range, so the last two change only the prediction of rows beyond it.
+VARIANTS = {"error_bars_background": "background", "error_bars_widened": "broad", "error_bars_tempered": "tempered"}
 REFERENCE = "error_bars"
 #: The baselines of every model comparison (`gpal.evaluation.baselines`), by their names there, and their columns.
 BASELINES = {"logistic": "logistic regression", "random_forest_isotonic": "random forest",
              "gradient_boosting_isotonic": "gradient boosting"}
+
+
+def background_weight(prior, X: np.ndarray, V: np.ndarray, variance: float) -> float:
+    """The maximum-likelihood weight w of N(0, variance I) beside ``prior``'s mixture (held fixed) on rows (X, V):
+    L(w) = sum_i log((1 - w) p_i + w b_i), p_i and b_i the rows' densities under the mixture and the broad component
+    convolved with their error bars, is concave in w; its slope sum_i (rho_i - 1) / (1 + w (rho_i - 1)),
+    rho_i = b_i / p_i, falls with w, so w is 0 where the slope at 0 is not positive and its root otherwise (bisection):
+    the fixed point of the EM on the weight alone."""
+    import tensorflow as tf
+    from scipy.special import logsumexp
+
+    log_p = logsumexp(prior._joint(tf.constant(X), tf.constant(V))[0].numpy(), axis=1)
+    T = variance + V
+    log_b = -0.5 * np.sum(np.log(2 * np.pi * T) + X ** 2 / T, axis=1)
+    excess = np.expm1(np.minimum(log_b - log_p, 700.0))  # rho_i - 1
+
+    def slope(w: float) -> float:
+        return float(np.sum(excess / (1.0 + w * excess)))
+
+    if slope(0.0) <= 0:
+        return 0.0
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if slope(middle) > 0 else (low, middle)
+    return 0.5 * (low + high)
+
+
+def with_background(prior, weight: float, variance: float):
+    """``prior``'s mixture scaled by 1 - ``weight`` beside N(0, variance I) at ``weight`` (unchanged at weight 0)."""
+    from gpal.models.input_prior import MixturePrior
+
+    if weight <= 0:
+        return prior
+    d = prior.means.shape[1]
+    return MixturePrior(np.append((1 - weight) * prior.weights, weight), np.vstack([prior.means, np.zeros((1, d))]),
+                        np.concatenate([prior.covariances, variance * np.eye(d)[None]]))
+
+
+def widened_prior_class():
+    """`WidenedPrior`, a `gpal.models.input_prior.MixturePrior` (whose methods the model calls) that knows the
+    largest training error bar of each feature, ``limit``: a row whose ratio ``rho`` = max_j V_j / limit_j exceeds 1
+    gets, under ``mode`` "broad", the broad prior's posterior, and under "tempered" the mixture with every covariance
+    times rho (p_pop tempered to a Gaussian's power 1 / rho); other rows the mixture's, unchanged."""
+    import tensorflow as tf
+
+    from gpal.models.input_prior import _LOG_2PI, BroadPrior, MixturePrior
+
+    class WidenedPrior(MixturePrior):
+        def __init__(self, prior, limit: np.ndarray, mode: str, variance: float):
+            super().__init__(prior.weights, prior.means, prior.covariances)
+            self.limit, self.mode, self.broad = np.asarray(limit, dtype=np.float64), mode, BroadPrior(variance)
+
+        def ratio(self, V):
+            noisy = self.limit > 0
+            beyond = tf.boolean_mask(V, noisy, axis=1) / tf.constant(self.limit[noisy], V.dtype)
+            return tf.maximum(tf.reduce_max(beyond, axis=1), 1.0)  # (B,)
+
+        def _sigma(self, V):
+            Sigma = tf.constant(self.covariances, V.dtype)[None]
+            return Sigma * self.ratio(V)[:, None, None, None] if self.mode == "tempered" else Sigma
+
+        # MixturePrior's _joint and _components with each row's covariances (B, K, d, d) in place of Sigma_k
+        def _joint(self, X, V):
+            mu = tf.constant(self.means, X.dtype)
+            T = self._sigma(V) + tf.linalg.diag(V)[:, None]
+            chol = tf.linalg.cholesky(T)
+            diff = X[:, None, :] - mu[None]
+            solved = tf.linalg.cholesky_solve(chol, diff[..., None])[..., 0]
+            log_det = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)), axis=-1)
+            d = tf.cast(tf.shape(X)[1], X.dtype)
+            log_joint = (tf.math.log(tf.constant(self.weights, X.dtype))[None]
+                         - 0.5 * (d * _LOG_2PI + log_det + tf.reduce_sum(diff * solved, axis=-1)))
+            return log_joint, chol, solved
+
+        def _components(self, X, V):
+            log_r, chol, solved = self._joint(X, V)
+            log_r -= tf.reduce_logsumexp(log_r, axis=1, keepdims=True)
+            means = X[:, None, :] - V[:, None, :] * solved
+            covs = tf.linalg.matmul(self._sigma(V), tf.linalg.cholesky_solve(chol, tf.linalg.diag(V)[:, None]))
+            return log_r, means, 0.5 * (covs + tf.linalg.matrix_transpose(covs))
+
+        def posterior(self, X, V):
+            mean, var = super().posterior(X, V)
+            if self.mode != "broad":
+                return mean, var
+            beyond = (self.ratio(V) > 1.0)[:, None]
+            broad_mean, broad_var = self.broad.posterior(X, V)
+            return tf.where(beyond, broad_mean, mean), tf.where(beyond, broad_var, var)
+
+        def sample(self, X, V, noise, uniform):
+            draws = super().sample(X, V, noise, uniform)
+            if self.mode != "broad":
+                return draws
+            return tf.where((self.ratio(V) > 1.0)[None, :, None], self.broad.sample(X, V, noise, uniform), draws)
+
+        def get_config(self):
+            # the model's structure holds it, and a compiled prediction is shared by models of one structure: a
+            # mixture's config alone would let this prior's predictions run a plain mixture's trace
+            return {**super().get_config(), "kind": f"widened_{self.mode}", "limit": self.limit.tolist()}
+
+    return WidenedPrior
+
+
+#: The fitted background weight of each fit of the ``background`` variant and the seconds it took, beside the
+#: mixture's EM (as the fit's unit reports them).
+_VARIANT_FITS: list[dict] = []
+
+
+@contextlib.contextmanager
+def population_prior_variant(variant: str | None):
+    """Within it, the population prior a fit builds (`gpal.models.svgp`'s call of ``fit_mixture_prior``, on the
+    standardised training rows) is ``variant``'s; None: unchanged."""
+    from gpal.models import svgp
+    from gpal.registry import BROAD_PRIOR_VARIANCE
+
+    if variant is None:
+        yield
+        return
+    original = svgp.fit_mixture_prior
+
+    def fit(X, V, n_components, random_state=0, **options):
+        started = time.process_time()
+        prior = original(X, V, n_components, random_state, **options)
+        em = time.process_time() - started
+        if variant == "background":
+            weight = background_weight(prior, X, V, BROAD_PRIOR_VARIANCE)
+            _VARIANT_FITS.append({"background_weight": weight, "em_cpu_seconds": round(em, 3),
+                                  "weight_cpu_seconds": round(time.process_time() - started - em, 3)})
+            return with_background(prior, weight, BROAD_PRIOR_VARIANCE)
+        return widened_prior_class()(prior, np.max(V, axis=0), variant, BROAD_PRIOR_VARIANCE)
+
+    svgp.fit_mixture_prior = fit
+    try:
+        yield
+    finally:
+        svgp.fit_mixture_prior = original
 
 
 def unit_path(units: Path, check: str, seed: int, model: str) -> Path:
@@ -72,19 +217,20 @@ def fit_unit(check: str, seed: int, model: str) -> dict:
         return {"check": check, "seed": seed, "model": model, "fit_seconds": round(time.perf_counter() - started, 1),
                 **unit}
     train, rows, _ = later_labels.check_data(check, seed)
-    params = MODELS[REMEDIES.get(model, model)]
+    params = MODELS[REMEDIES.get(model, "error_bars" if model in VARIANTS else model)]
     est = NoisyGPClassifier(random_state=seed, progress=False, **params)
     noisy = bool(params)
     unlabelled = (rows.X, rows.X_var) if model in REMEDIES else None
+    _VARIANT_FITS.clear()
     started = time.perf_counter()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), population_prior_variant(VARIANTS.get(model)):
         warnings.simplefilter("ignore", UserWarning)  # the long-fit notice; the catalog's dropped rows are the job's
         est.fit(train.X, train.y, train.X_var if noisy else None, unlabelled=unlabelled)
     seconds = time.perf_counter() - started
     proba = est.predict_proba(rows.X, rows.X_var if noisy else None)
     return {"check": check, "seed": seed, "model": model, "n_train": int(train.y.size), "n_rows": int(len(rows.X)),
             "fit_seconds": round(seconds, 1), "epochs": len(est.history_), "converged": bool(est.converged_),
-            "proba": np.asarray(proba).tolist()}
+            **(_VARIANT_FITS[0] if _VARIANT_FITS else {}), "proba": np.asarray(proba).tolist()}
 
 
 def run(checks: list[str], seeds: list[int], units: Path, models: list[str]) -> None:
@@ -107,7 +253,7 @@ def summarize(checks: list[str], seeds: list[int], units: Path, models: list[str
 
     others = [m for m in models if m != reference]
     names = {"ignoring": "ignoring X_var", "error_bars": "error bars", **BASELINES,
-             **{m: m.replace("_", " ") for m in REMEDIES}}
+             **{m: m.replace("_", " ") for m in (*REMEDIES, *VARIANTS)}}
     print(f"| check | measure | {names[reference]} | " + " | ".join(names[m] for m in others) + " | sources |")
     print("|---|---|---|" + "---|" * len(others) + "---|")
     for check in checks:
@@ -248,6 +394,107 @@ def synthetic(what: str, seeds: list[int]) -> None:
                            ("epochs_run", "epochs"), ("test_nll", "test NLL")):
             print(f"default fit {what}, {label} per seed: "
                   + " / ".join(f"{r[key]:.3f}" if key == "test_nll" else f"{r[key]:.0f}" for r in fits))
+
+
+def background_shares(checks: list[str], seeds: list[int]) -> None:
+    """How much of each check's rows the broad component of ``background`` could take: the population prior fitted
+    as the estimator fits it (standardised training rows, its components and seed), then the maximum-likelihood
+    background weight (`background_weight`) on the training rows and, separately, on the rows the check classifies
+    (as a weight fixed from the pool would be), and how many classified rows the broad component takes (posterior
+    weight above one half) at the latter; how many classified rows the widened priors widen (an error bar beyond the
+    training rows' largest); the EM's and the weight's CPU seconds.  One line a check and seed, then label lines."""
+    from gpal import NoisyGPClassifier
+    from gpal.catalog_jobs.later_labels import check_data, scored_rows
+    from gpal.data.standardizer import Standardizer
+    from gpal.models.input_prior import fit_mixture_prior
+    from gpal.registry import BROAD_PRIOR_VARIANCE
+
+    components = NoisyGPClassifier().get_params()["prior_components"]
+    for check in checks:
+        lines = []
+        for seed in seeds:
+            train, rows, _ = check_data(check, seed)
+            scaler = Standardizer.fit(train.X)
+            (X, V), (X_u, V_u) = scaler.transform_arrays(train.X, train.X_var), scaler.transform_arrays(rows.X,
+                                                                                                          rows.X_var)
+            started = time.process_time()
+            prior = fit_mixture_prior(X, V, components, seed)
+            em = time.process_time() - started
+            trained = background_weight(prior, X, V, BROAD_PRIOR_VARIANCE)
+            weight_seconds = time.process_time() - started - em
+            pooled = background_weight(prior, X_u, V_u, BROAD_PRIOR_VARIANCE)
+            taken = 0
+            if pooled > 0:
+                import tensorflow as tf
+
+                log_r = with_background(prior, pooled, BROAD_PRIOR_VARIANCE)._components(tf.constant(X_u),
+                                                                                        tf.constant(V_u))[0]
+                log_r = log_r - tf.reduce_logsumexp(log_r, axis=1, keepdims=True)
+                taken = int(np.sum(np.exp(log_r.numpy()[:, -1]) > 0.5))
+            limit = V.max(axis=0)
+            beyond = np.max(V_u[:, limit > 0] / limit[limit > 0], axis=1) > 1
+            scored = scored_rows(check, seed)["label"] >= 0
+            lines.append({"check": check, "seed": seed, "training_weight": trained, "pool_weight": pooled,
+                          "pool_rows": len(X_u), "rows_taken": taken, "rows_beyond": int(beyond.sum()),
+                          "scored": int(scored.sum()), "scored_beyond": int(beyond[scored].sum()),
+                          "em_cpu_seconds": round(em, 3), "weight_cpu_seconds": round(weight_seconds, 3)})
+            print(json.dumps(lines[-1]), flush=True)
+        print(f"background {check}, weight fitted to the training rows / to the {lines[0]['pool_rows']} classified "
+              "rows (classified rows it takes), per seed: " + "; ".join(
+                  f"{r['training_weight']:.5f} / {r['pool_weight']:.5f} ({r['rows_taken']})" for r in lines))
+        print(f"widened {check}, classified rows whose error bar exceeds the training rows' largest in a feature, "
+              f"of {lines[0]['pool_rows']} (of the {lines[0]['scored']} scored), per seed: "
+              + " / ".join(f"{r['rows_beyond']} ({r['scored_beyond']})" for r in lines))
+        print(f"background {check}, CPU seconds of the prior's EM / of the weight, per seed: " + "; ".join(
+            f"{r['em_cpu_seconds']:.2f} / {r['weight_cpu_seconds']:.2f}" for r in lines))
+
+
+def variant_tasks(seeds: list[int]) -> None:
+    """The population prior's `VARIANTS` on the tasks whose answer is known without a catalog: the synthetic task of
+    ``--synthetic error_bars`` (5 features, 2000 rows, a known Bayes answer) and wine with heteroscedastic noise (the
+    direct fit of ``--wine-pipeline``): per task and seed the defaults' test NLL without X_var (ignoring), given it
+    (the population prior) and given it with each variant, one JSON line each; then per task the population prior's
+    NLL minus ignoring, and each variant's minus ignoring and minus the population prior, mean over the seeds with its
+    95 % t interval, and per seed."""
+    from scipy import stats
+    from sklearn.metrics import log_loss
+
+    from gpal import NoisyGPClassifier
+    from gpal.data.synthetic import wine_heteroscedastic
+    from shared import benchmark_script
+
+    heteroscedastic = benchmark_script("heteroscedastic")
+    results: dict[str, list[dict]] = {"synthetic": [], "wine": []}
+    for task in results:
+        for seed in seeds:
+            if task == "synthetic":
+                data = heteroscedastic.make_task(2000, 2000, 5, seed=seed)
+                X, y, V, X_test, y_test, V_test = (data[k] for k in ("X", "y", "X_var", "X_test", "y_test",
+                                                                     "X_var_test"))
+            else:
+                train, test = wine_heteroscedastic(seed, units=1.0).split(test_size=0.5, seed=seed)
+                X, y, V, X_test, y_test, V_test = train.X, train.y, train.X_var, test.X, test.y, test.X_var
+            row = {"task": task, "seed": seed}
+            for model in ("ignoring", "error_bars", *VARIANTS):
+                noisy = model != "ignoring"
+                _VARIANT_FITS.clear()
+                with warnings.catch_warnings(), population_prior_variant(VARIANTS.get(model)):
+                    warnings.simplefilter("ignore", UserWarning)
+                    est = NoisyGPClassifier(random_state=seed).fit(X, y, V if noisy else None)
+                proba = est.predict_proba(X_test, V_test if noisy else None)
+                row[model] = log_loss(y_test, proba, labels=est.classes_)
+                if _VARIANT_FITS:
+                    row["background_weight"] = _VARIANT_FITS[0]["background_weight"]
+            results[task].append(row)
+            print(json.dumps(row), flush=True)
+    pairs = [("error_bars", "ignoring"), *((v, against) for v in VARIANTS for against in ("ignoring", "error_bars"))]
+    for task, rows in results.items():
+        for model, against in pairs:
+            diff = np.array([r[model] - r[against] for r in rows])
+            half = stats.t.ppf(0.975, len(diff) - 1) * diff.std(ddof=1) / np.sqrt(len(diff))
+            print(f"{task}, test NLL {model.replace('_', ' ')} minus {against.replace('_', ' ')}, mean over "
+                  f"{len(diff)} seeds: {diff.mean():+.4f} [{diff.mean() - half:+.4f}, {diff.mean() + half:+.4f}]; "
+                  "per seed " + " / ".join(f"{x:+.4f}" for x in diff))
 
 
 def fit_time(curves: Path, seeds: list[int]) -> None:
@@ -420,7 +667,7 @@ def main() -> None:
     parser.add_argument("--checks", nargs="+", default=list(CHECKS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--models", nargs="+", default=[*MODELS, *BASELINES],
-                        choices=[*MODELS, *BASELINES, *REMEDIES], help="the models fitted (default: all but remedies)")
+                        choices=[*MODELS, *BASELINES, *REMEDIES, *VARIANTS], help="the models fitted (default: all but remedies)")
     parser.add_argument("--units", type=Path, help="folder of the per-fit probabilities of the catalogs' checks")
     parser.add_argument("--summarize", action="store_true", help="print the table from the units kept")
     parser.add_argument("--reference", default=REFERENCE, help="the model the table's intervals are of (it minus "
@@ -439,8 +686,18 @@ def main() -> None:
                         "long-fit warning's estimate instead")
     parser.add_argument("--step-time", nargs=3, metavar=("INPUT_NOISE", "M", "B"),
                         help="one size's step time, one JSON line (what --step-times runs in a process of its own)")
+    parser.add_argument("--variant-tasks", action="store_true", help="the population prior's variants on the "
+                        "synthetic task and wine with noise instead")
+    parser.add_argument("--background-shares", action="store_true", help="the background component's weight "
+                        "fitted to each check's training and classified rows, and the rows it takes, instead")
     args = parser.parse_args()
-    if args.step_time:
+    if args.background_shares:
+        with keep_printed("estimator_default", __file__):
+            background_shares(args.checks, args.seeds)
+    elif args.variant_tasks:
+        with keep_printed("estimator_default", __file__):
+            variant_tasks(args.seeds)
+    elif args.step_time:
         noise, M, B = args.step_time
         print(json.dumps(step_time(noise, int(M), int(B))))
     elif args.wine_pipeline:
