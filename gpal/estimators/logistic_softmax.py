@@ -25,7 +25,6 @@ from sklearn.base import BaseEstimator
 from gpal.constraints import Boolean, Integer, OneOf, Optional, Real
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
-from gpal.models.module_copy import module_copy
 from gpal.registry import AUGMENTED_INFERENCE, DEFAULT_NUM_INDUCING
 
 __all__ = ["LogisticSoftmaxGPClassifier"]
@@ -329,6 +328,8 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 def _per_class(kernel: Any, num_classes: int) -> Any:
     """``num_classes`` independent copies of ``kernel``, one per class, as one ``SeparateIndependent``."""
     import gpflow
+
+    from gpal.models.module_copy import module_copy
 
     return gpflow.kernels.SeparateIndependent([module_copy(kernel) for _ in range(num_classes)])
 

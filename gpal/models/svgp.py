@@ -22,7 +22,7 @@ from check_shapes import check_shapes
 from gpal.constraints import OneOf
 from gpal.models.input_noise import InputNoise
 from gpal.models.input_noise_setting import make_strategy, strategy_class, strategy_from_config
-from gpal.models.input_prior import fit_mixture_prior
+from gpal.models import input_prior as population_priors
 from gpal.models.kernels import make_kernel
 from gpal.models.latent_gps import LatentGPs
 from gpal.models.likelihoods.base import Likelihood, likelihood_from_config, make_likelihood
@@ -379,7 +379,9 @@ def build_model(
             raise ValueError(f"input_prior='population' is a prior over latent inputs: it needs an input_noise of "
                              f"{list(INPUT_NOISE.having('latent_inputs'))} and the training variances X_var; "
                              f"got input_noise={input_noise!r}")
-        population = fit_mixture_prior(*(prior_inputs or (X, X_var)), prior_components, seed)
+        # looked up at the call, so that whoever replaces `gpal.models.input_prior.fit_mixture_prior` (a study of
+        # other priors) replaces it for the fits too
+        population = population_priors.fit_mixture_prior(*(prior_inputs or (X, X_var)), prior_components, seed)
     strategy = make_strategy(input_noise, num_data=n, num_features=d, num_classes=num_classes,
                              prior_variance=prior_variance, population_prior=population, hidden_sizes=hidden_sizes,
                              seed=seed)

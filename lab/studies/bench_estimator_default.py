@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import time
 import warnings
 from pathlib import Path
@@ -109,7 +110,7 @@ def widened_prior_class():
     times rho (p_pop tempered to a Gaussian's power 1 / rho); other rows the mixture's, unchanged."""
     import tensorflow as tf
 
-    from gpal.models.input_prior import _LOG_2PI, BroadPrior, MixturePrior
+    from gpal.models.input_prior import BroadPrior, MixturePrior
 
     class WidenedPrior(MixturePrior):
         def __init__(self, prior, limit: np.ndarray, mode: str, variance: float):
@@ -135,7 +136,7 @@ def widened_prior_class():
             log_det = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)), axis=-1)
             d = tf.cast(tf.shape(X)[1], X.dtype)
             log_joint = (tf.math.log(tf.constant(self.weights, X.dtype))[None]
-                         - 0.5 * (d * _LOG_2PI + log_det + tf.reduce_sum(diff * solved, axis=-1)))
+                         - 0.5 * (d * math.log(2.0 * math.pi) + log_det + tf.reduce_sum(diff * solved, axis=-1)))
             return log_joint, chol, solved
 
         def _components(self, X, V):
@@ -174,15 +175,15 @@ _VARIANT_FITS: list[dict] = []
 
 @contextlib.contextmanager
 def population_prior_variant(variant: str | None):
-    """Within it, the population prior a fit builds (`gpal.models.svgp`'s call of ``fit_mixture_prior``, on the
-    standardised training rows) is ``variant``'s; None: unchanged."""
-    from gpal.models import svgp
+    """Within it, the population prior a fit builds (`gpal.models.input_prior.fit_mixture_prior`, which the model
+    calls on the standardised training rows) is ``variant``'s; None: unchanged."""
+    from gpal.models import input_prior
     from gpal.registry import BROAD_PRIOR_VARIANCE
 
     if variant is None:
         yield
         return
-    original = svgp.fit_mixture_prior
+    original = input_prior.fit_mixture_prior
 
     def fit(X, V, n_components, random_state=0, **options):
         started = time.process_time()
@@ -195,11 +196,11 @@ def population_prior_variant(variant: str | None):
             return with_background(prior, weight, BROAD_PRIOR_VARIANCE)
         return widened_prior_class()(prior, np.max(V, axis=0), variant, BROAD_PRIOR_VARIANCE)
 
-    svgp.fit_mixture_prior = fit
+    input_prior.fit_mixture_prior = fit
     try:
         yield
     finally:
-        svgp.fit_mixture_prior = original
+        input_prior.fit_mixture_prior = original
 
 
 def unit_path(units: Path, check: str, seed: int, model: str) -> Path:
