@@ -69,7 +69,7 @@ from labkit.claim_rules import alike_verdict, repeats_to_resolve
 from paper_budget import parse_needs, to_resolve
 from paper_headline import parse_headline
 
-__all__ = ["AGAINST_KINDS", "STATED", "SETTING_COLUMNS", "claim_rows", "claims_in", "claims_markdown", "judge_claim", "load_claims",
+__all__ = ["AGAINST_KINDS", "STATED", "SETTING_COLUMNS", "claim_rows", "claims_in", "claims_markdown", "judge_claim", "load_claims", "to_decide_markdown",
            "settings_markdown", "verdict_tally"]
 
 #: Verdicts a declaration may state by hand (with its evidence); the page marks them "(judgement)".
@@ -89,8 +89,19 @@ _AGAINST = {"contradicted", "apart", "differs"}
 _FOR = {"reproduced", "alike"}
 #: The order counts are shown in: for the claim, against it, neither.
 _SHOWN = ("reproduced", "alike", "contradicted", "apart", "differs", "not resolved", "no margin", "not run")
-#: A unit the intervals leave open is counted as "open" on the page (the rule's word for it).
-_WORD = {"not resolved": "open"}
+#: How a count reads on the page, count first ("15 within ±0.01, 9 not resolved"): a pair that is alike or apart
+#: names the margin it was judged against, so a reader needs no test's name to read it.
+_WORD = {"alike": "within ±{margin}", "apart": "apart beyond ±{margin}"}
+
+
+def _counted(counts: Counter, margin: float | None) -> str:
+    """The unit verdicts as the page words them: "15 within ±0.01, 9 not resolved"."""
+    shown = [v for v in _SHOWN if counts[v]]
+    words = {**_WORD, "differs": "differs" if counts["differs"] == 1 else "differ"}
+    text = ", ".join(f"{counts[v]} " + words.get(v, v).format(margin=f"{margin:g}" if margin else "") for v in shown)
+    if margin is not None and not {"alike", "apart"} & set(shown):
+        text += f" (margin ±{margin:g})"
+    return text
 
 
 def _names(where: str, value: Any) -> list[str]:
@@ -366,7 +377,16 @@ def _rows_for(check: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]
 def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]], where: str = "claim",
                 known: Sequence[str] | None = None, others: Mapping[str, Mapping[str, Any]] | None = None,
                 costs: Mapping[tuple[str, str], tuple[int, float]] | None = None) -> tuple[str, str]:
-    """(verdict, evidence in Markdown) of one declared claim against the recorded comparisons ``results``.
+    """(verdict, evidence in Markdown) of one declared claim against the recorded comparisons ``results``, the
+    repeats that would decide an open claim last (`_judged` keeps them apart)."""
+    verdict, evidence, to_decide = _judged(claim, results, where, known, others, costs)
+    return verdict, "; ".join(p for p in (evidence, to_decide) if p)
+
+
+def _judged(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]], where: str = "claim",
+            known: Sequence[str] | None = None, others: Mapping[str, Mapping[str, Any]] | None = None,
+            costs: Mapping[tuple[str, str], tuple[int, float]] | None = None) -> tuple[str, str, str]:
+    """(verdict, evidence in Markdown, the repeats that would decide it or "") of one declared claim.
 
     ``others`` are the results records a check may name by ``record``.  A check naming a workflow
     without a record is "not recorded yet" if it is one of ``known`` (the shipped workflows' names),
@@ -375,7 +395,7 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
     minutes a fit) price them.
     """
     if "verdict" in claim:
-        return claim["verdict"], claim["evidence"]
+        return claim["verdict"], claim["evidence"], ""
     total: Counter = Counter()
     grouped: dict[tuple, list] = {}  # (record, metric, kind, margin) -> [counts, signs, settings]
     pending = []
@@ -412,9 +432,7 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
         unit = ("value" if kind == "values" else "pair") + ("s" if n != 1 else "")
         head = f"{metric}" if (name, where) == previous else f"`{name}` {metric}{where}"
         previous = (name, where)
-        text = f"{head}, {n} {unit}: " + ", ".join(f"{_WORD.get(v, v)} {counts[v]}" for v in _SHOWN if counts[v])
-        if margin is not None:
-            text += f" (±{margin:g})"
+        text = f"{head}, {n} {unit}: " + _counted(counts, margin)
         if signs:
             text += f"; {signs['above']} above the paper's"
         evidence.append(text)
@@ -430,13 +448,12 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
         verdict = "reproduced"
     else:
         verdict = "not resolved at this budget"
-        if needed:
-            evidence.append(to_resolve(needed, costs or {}))
+    to_decide = to_resolve(needed, costs or {}) if verdict == "not resolved at this budget" and needed else ""
     if claim.get("not_comparable"):
         evidence.append(claim["not_comparable"])
     if claim.get("evidence"):
         evidence.append(claim["evidence"])
-    return verdict, "; ".join(evidence)
+    return verdict, "; ".join(evidence), to_decide
 
 
 def _cell(text: str) -> str:
@@ -451,14 +468,14 @@ def claim_rows(declared: Mapping[str, Any], results: Mapping[str, Mapping[str, A
     out = []
     for i, claim in enumerate(declared["claims"]):
         where = f"{source}: claims[{i}]"
-        verdict, evidence = judge_claim(claim, results, where, known, others, costs)
+        verdict, evidence, to_decide = _judged(claim, results, where, known, others, costs)
         if (verdict == "contradicted") != ("against" in claim):
             raise ValueError(f"{where} ({claim['claim'][:50]!r}) is {verdict}: "
                              + ("say which kind in 'against' ({kind: paper | gpal | setting, why: ...})"
                                 if verdict == "contradicted" else "'against' belongs to a contradicted claim only"))
         out.append({"claim": claim["claim"], "verdict": verdict, "against": claim.get("against"),
                     "judgement": "verdict" in claim or "not_comparable" in claim,
-                    "differences": claim.get("differences") or "–", "evidence": evidence})
+                    "differences": claim.get("differences") or "–", "evidence": evidence, "to_decide": to_decide})
     return out
 
 
@@ -471,6 +488,17 @@ def claims_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
             kind, why = AGAINST_KINDS[r["against"]["kind"]], r["against"].get("why")
             verdict += f": {kind}" + (f" — {why}" if why else "")
         lines.append(f"| {_cell(r['claim'])} | {verdict} | {_cell(r['differences'])} | {_cell(r['evidence'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def to_decide_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The open claims, each with the repeats of its recorded settings that would decide it, for the numbers page
+    (the papers page keeps the verdicts, this page their price)."""
+    open_rows = [r for r in rows if r.get("to_decide")]
+    if not open_rows:
+        return ""
+    lines = ["| claim | more repeats of the recorded settings that would decide it |", "|---|---|"]
+    lines += [f"| {_cell(r['claim'])} | {_cell(r['to_decide'])} |" for r in open_rows]
     return "\n".join(lines) + "\n"
 
 

@@ -13,8 +13,8 @@ A claim may also read a table a study keeps for this page, a results record (`re
 ``records/papers/tables/<name>.json`` that names its study's declaration (``record: tables/<name>``).
 The tables the papers' hand-written sub-pages show from the study ``paper_runs`` are rebuilt in those pages too
 (`paper_runs_tables`), so this one command remakes every papers page.
-``docs/papers/<NNN>_numbers.md`` holds that paper's data & budget table (declared in the claims) and comparison
-tables, per record its workflow, command, commit and budget, the reference's ``notes`` and the explanation
+``docs/papers/<NNN>_numbers.md`` holds that paper's data & budget table (declared in the claims), the repeats that
+would decide each claim left open, and comparison tables, per record its workflow, command, commit and budget, the reference's ``notes`` and the explanation
 ``<workflow>.md`` beside the record.
 Every verdict is judged anew from the recorded numbers (`labkit.verdicts`).  The pages are never
 edited by hand, so a test can regenerate them and compare::
@@ -47,7 +47,7 @@ except ModuleNotFoundError as exc:  # gpal installed without the lab beside it
 import paper_runs_tables
 from generated_page import DOCS, RECORDS, ROOT, check_workflow, write_or_check
 from paper_budget import fit_costs, needs_markdown
-from paper_claims import claim_rows, claims_in, claims_markdown, settings_markdown, verdict_tally
+from paper_claims import claim_rows, claims_in, claims_markdown, settings_markdown, to_decide_markdown, verdict_tally
 from paper_headline import headline_markdown, headline_rows
 
 __all__ = ["DOCS", "MAX_LINES", "RULE_IN_ONE", "RECORDS", "RECORDS_HOME", "ROOT", "main", "merged_record", "record", "render", "render_pages"]
@@ -248,6 +248,11 @@ def render_pages(records: Path) -> dict[str, str]:
             if needs:
                 budget += ("\nWhat the paper's own repeats would add, per record (the settings the paper reports and "
                            "no run covered apart):\n\n" + needs)
+            to_decide = to_decide_markdown(rows)
+            if to_decide:
+                budget += ("\nThe claims left not resolved on [the papers page](../papers.md), each with the repeats "
+                           "of its recorded settings that would decide it at the recorded means and spreads (the fits "
+                           "and hours where the records keep them):\n\n" + to_decide)
         narrative = _narrative(stem)
         links = ([f"[The paper and gpal's implementation](papers/{narrative})"] if narrative else []) + (
             [f"[the numbers and statistics]({page})"] if names else [])
