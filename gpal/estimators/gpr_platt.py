@@ -28,8 +28,8 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
 
     Fitted attributes: ``classes_``, ``n_features_in_``, ``standardizer_``, ``regression_``
     (``LabelRegression``: one output for two classes, else one per class), ``platt_``
-    (``Platt``: a and b per output; ``ProbitPlatt``: a, for ``calibration="probit"``), ``history_`` (the regression's final negative bound per
-    row, its L-BFGS-B iterations and seconds).
+    (``Platt``: a and b per output; ``ProbitPlatt``: a, for ``calibration="probit"``), ``history_``
+    (the regression's final negative bound per row, its L-BFGS-B iterations and seconds).
 
     Parameters
     ----------
@@ -103,8 +103,14 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         data = check_fit_data(X, y, X_var, owner=type(self).__name__)
         warn_ignored_noise(data.X_var, "GPRPlattClassifier")
         from gpal.data.splits import holdout_per_class
-        from gpal.models.families.gpr_platt import (Platt, ProbitPlatt, fit_platt, fit_probit_platt, label_targets,
-                                                    probit_scores)
+        from gpal.models.families.gpr_platt import (
+            Platt,
+            ProbitPlatt,
+            fit_platt,
+            fit_probit_platt,
+            label_targets,
+            probit_scores,
+        )
         from gpal.training.collapsed import fit_label_regression
 
         C = len(data.classes)

@@ -79,6 +79,7 @@ def test_paper_003_gpr_platt_calibrates_as_the_authors_code_on_two_classes():
     one-vs-rest sigmoids, as theirs (mltcf_gpr_calibrated)."""
     from gpal.estimators.gpr_platt import GPRPlattClassifier
 
-    assert load_workflow(PAPERS / "003_milios_magic.yaml").config["method_options"]["gpr-platt"]["calibration"] == "probit"
+    magic = load_workflow(PAPERS / "003_milios_magic.yaml").config["method_options"]["gpr-platt"]
+    assert magic["calibration"] == "probit"
     letter = load_workflow(PAPERS / "003_milios_letter.yaml").config["method_options"]["gpr-platt"]
     assert letter.get("calibration", GPRPlattClassifier().calibration) == "platt"

@@ -15,8 +15,8 @@ sigmoid pi(x) = sigma(a f(x) + b) on the regression's predictive mean f.
 * Binary: one regression on the 0/1 indicator of the second class; p(class 1) = sigma(a f + b).
 * C > 2: one regression per class on its one-hot column (one kernel and noise shared, as one
   multi-output SGPR), a sigmoid per class fitted one-vs-rest, and the C probabilities
-  normalised to sum to one (the authors' code has no probit form for C > 2).  The paper states no multi-class rule; this is its released code's
-  (github.com/dmilios/dirichletGPC, ``src/evaluation.py``).
+  normalised to sum to one.  The paper states no multi-class rule; this is its released code's
+  (github.com/dmilios/dirichletGPC, ``src/evaluation.py``), which has no probit form for C > 2.
 
 Targets are centred by their training mean (the GP prior has mean zero).  Platt's fit uses his
 smoothed targets T+ = (N+ + 1) / (N+ + 2), T- = 1 / (N- + 2) (Platt 1999, sec. 2.2), which keep
@@ -63,7 +63,7 @@ class ProbitPlatt(NamedTuple):
 
 
 class LabelRegression(NamedTuple):
-    """The fitted regression: mean f(x) = k(x, Z) w + offset per output, latent variance k(x, x) - k(x, Z) V k(Z, x)."""
+    """The fitted regression: mean k(x, Z) w + offset per output, latent variance k(x, x) - k(x, Z) V k(Z, x)."""
 
     kernel: gpflow.kernels.Kernel
     Z: np.ndarray  # (M, d)
