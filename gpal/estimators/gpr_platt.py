@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from gpal.constraints import Integer, Real
+from gpal.constraints import Integer, OneOf, Real
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
 from gpal.registry import DEFAULT_NUM_INDUCING
@@ -28,11 +28,15 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
 
     Fitted attributes: ``classes_``, ``n_features_in_``, ``standardizer_``, ``regression_``
     (``LabelRegression``: one output for two classes, else one per class), ``platt_``
-    (``Platt``: a and b per output), ``history_`` (the regression's final negative bound per
-    row, its L-BFGS-B iterations and seconds).
+    (``Platt``: a and b per output; ``ProbitPlatt``: a, for ``calibration="probit"``), ``history_``
+    (the regression's final negative bound per row, its L-BFGS-B iterations and seconds).
 
     Parameters
     ----------
+    calibration
+        ``"platt"``: Platt's sigmoid of the regression mean, sigma(a f + b), one-vs-rest for C > 2;
+        ``"probit"``: the form paper 003's authors coded for two classes, Phi(a (f - 0.5) / sqrt(1 + var f))
+        with var f the latent predictive variance and no offset (two classes only).
     calibration_fraction
         share of each class's training rows held out to fit Platt's sigmoid
         (the paper's 20 %); the regression is fitted on the rest.
@@ -63,10 +67,11 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
     """
 
     saved_format = "gpal.GPRPlattClassifier"  # the ``format`` of its saved folders
-    saved_version = 1
+    saved_version = 2  # 2: the regression's variance matrix and the calibration option
     _fitted_attribute = "platt_"
     _parameters = {
         **SPARSE_GP_PARAMETERS,
+        "calibration": OneOf(("platt", "probit")),
         "calibration_fraction": Real(0, 1, low_open=True, high_open=True),
         "max_iter": Integer(1),
     }
@@ -74,6 +79,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
     def __init__(
         self,
         *,
+        calibration: str = "platt",
         calibration_fraction: float = 0.2,
         num_inducing: int = DEFAULT_NUM_INDUCING,
         kernel: Any = None,
@@ -97,11 +103,22 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         data = check_fit_data(X, y, X_var, owner=type(self).__name__)
         warn_ignored_noise(data.X_var, "GPRPlattClassifier")
         from gpal.data.splits import holdout_per_class
-        from gpal.models.families.gpr_platt import Platt, fit_platt, label_targets
+        from gpal.models.families.gpr_platt import (
+            Platt,
+            ProbitPlatt,
+            fit_platt,
+            fit_probit_platt,
+            label_targets,
+            probit_scores,
+        )
         from gpal.training.collapsed import fit_label_regression
 
-        standardizer, Xs, _ = self._standardize_fit(data)
         C = len(data.classes)
+        if self.calibration == "probit" and C != 2:
+            raise ValueError(f"GPRPlattClassifier(calibration='probit') is paper 003's (Milios et al. 2018) two-class "
+                             f"form; these labels have {C} classes: use calibration='platt' (one-vs-rest sigmoids, "
+                             "as the authors' code on more classes)")
+        standardizer, Xs, _ = self._standardize_fit(data)
         fit_rows, cal_rows = holdout_per_class(data.y, float(self.calibration_fraction),
                                                np.random.default_rng([self.random_seed_, 3]),
                                                "GPR + Platt holds out a calibration share",
@@ -111,12 +128,17 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         regression, result = fit_label_regression(kernel, Z, Xs[fit_rows], label_targets(data.y[fit_rows], C),
                                                   int(self.max_iter))
         seconds = time.perf_counter() - start
-        scores = regression.mean(Xs[cal_rows])
         indicators = label_targets(data.y[cal_rows], C)
-        a, b = zip(*(fit_platt(scores[:, k], indicators[:, k]) for k in range(scores.shape[1])))
+        if self.calibration == "probit":
+            scores = probit_scores(regression, Xs[cal_rows])
+            platt: Platt | ProbitPlatt = ProbitPlatt(np.array([fit_probit_platt(scores[:, 0], indicators[:, 0])]))
+        else:
+            scores = regression.mean(Xs[cal_rows])
+            a, b = zip(*(fit_platt(scores[:, k], indicators[:, k]) for k in range(scores.shape[1])))
+            platt = Platt(np.array(a), np.array(b))
         self._set_fitted(data.classes, Xs.shape[1], standardizer)
         self.regression_ = regression
-        self.platt_ = Platt(np.array(a), np.array(b))
+        self.platt_ = platt
         self.history_ = {"neg_bound_per_row": float(result.fun), "n_iter": int(result.nit), "seconds": seconds}
         return self
 
@@ -128,7 +150,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
 
     # --------------------------------------------------------------- predict
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
-        """(n, C) probabilities, columns as ``classes_``: Platt's sigmoid of the regression mean (one-vs-rest, normalised).
+        """(n, C) probabilities, columns as ``classes_``: the calibration of the regression (one-vs-rest, normalised).
 
         Returns
         -------
@@ -136,35 +158,44 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
             (n, C) probabilities, rows summing to 1.
         """
         Xs = self._exact_inputs(X, X_var)
-        p = self.platt_.probability(self.regression_.mean(Xs))
+        if self.calibration == "probit":
+            from gpal.models.families.gpr_platt import probit_scores
+
+            p = self.platt_.probability(probit_scores(self.regression_, Xs))
+        else:
+            p = self.platt_.probability(self.regression_.mean(Xs))
         if len(self.classes_) == 2:
             return np.column_stack([1.0 - p[:, 0], p[:, 0]])
         return p / p.sum(axis=1, keepdims=True)
 
     # ------------------------------------------------------------- save/load
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        from gpal.models.families.gpr_platt import Platt
         from gpal.models.state import kernel_state
 
         self._check_fitted()
         reg = self.regression_
         params, arrays = self._params_state("kernel_template/")
         kernel_config, kernel_arrays = kernel_state(reg.kernel, "kernel/")
-        arrays.update({"Z": reg.Z, "weights": reg.weights, "offset": reg.offset, "platt_a": self.platt_.a,
-                       "platt_b": self.platt_.b, **kernel_arrays})
+        arrays.update({"Z": reg.Z, "weights": reg.weights, "offset": reg.offset,
+                       "variance_weights": reg.variance_weights, "platt_a": self.platt_.a, **kernel_arrays})
+        if isinstance(self.platt_, Platt):
+            arrays["platt_b"] = self.platt_.b
         config = {"params": params, **self._fitted_state(), "kernel": kernel_config,
                   "noise_variance": reg.noise_variance, "history": self.history_}
         return config, arrays
 
     @classmethod
     def from_state(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> "GPRPlattClassifier":
-        from gpal.models.families.gpr_platt import LabelRegression, Platt
+        from gpal.models.families.gpr_platt import LabelRegression, Platt, ProbitPlatt
         from gpal.models.state import kernel_from_state
 
         clf = cls(**cls._params_from_state(config["params"], arrays, "kernel_template/"))
         kernel = kernel_from_state(config["kernel"], arrays, "kernel/")
         clf.regression_ = LabelRegression(kernel, arrays["Z"], arrays["weights"], arrays["offset"],
-                                          float(config["noise_variance"]))
-        clf.platt_ = Platt(arrays["platt_a"], arrays["platt_b"])
+                                          float(config["noise_variance"]), arrays["variance_weights"])
+        clf.platt_ = (ProbitPlatt(arrays["platt_a"]) if clf.calibration == "probit"
+                      else Platt(arrays["platt_a"], arrays["platt_b"]))
         clf._restore_fitted_state(config)
         clf.history_ = dict(config["history"])
         return clf

@@ -312,6 +312,14 @@ def _ranked_pairs(record: Mapping) -> list[tuple[str, ...]]:
             if row["method"] in order and row["against"] in order and order[row["method"]] < order[row["against"]]]
 
 
+def _against_earlier_run(record: Mapping) -> list[tuple[str, ...]]:
+    """A run of one method paired with an earlier run of several on the same splits: each difference as it stands,
+    the earlier run's same-named method labelled as that run's (another setting of one option)."""
+    return [(f"`{row['method']}` − earlier `{row['against']}`", row["metric"], str(len(row["splits"])),
+             f"{row['mean']:+.3f} ± {row['se']:.3f}", f"[{row['low']:+.3f}, {row['high']:+.3f}]")
+            for row in record["paired"]["rows"]]
+
+
 def _ladder(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 003's Fig. 5 (right) ladder: GPD per M and the GPC, error, MNLL and CPU seconds (mean ± SE)."""
     return [(fit, str(row["n"]), *(f"{row[k]['mean']:.3f} ± {row[k]['se']:.3f}" for k in ("error", "nll")),
@@ -606,6 +614,10 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_full_m200.json",
         ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
         _ranked_pairs),
+    "milios_magic_full_m200_probit": StudyTable(
+        "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_full_m200_probit.json",
+        ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
+        _against_earlier_run),
     "milios_ladder": StudyTable(
         "papers/003_milios.md", "paper003_inducing",
         "lab/studies/records/papers/paper003_inducing_letter_summary.json",

@@ -1,10 +1,13 @@
 """GPR + Platt (paper 003's baseline): Platt's fit against a direct logistic regression, the regression mean
-against gpflow's SGPR, the binary limits, and the estimator."""
+against gpflow's SGPR, its variance against the exact GP, the authors' probit form against a direct maximisation,
+the binary limits, and the estimator."""
 
 import gpflow
 import numpy as np
 import pytest
+import scipy.optimize
 from scipy.special import expit
+from scipy.stats import norm
 from sklearn.linear_model import LogisticRegression
 
 from gpal.estimators.gpr_platt import GPRPlattClassifier
@@ -12,9 +15,12 @@ from gpal.training.collapsed import fit_label_regression
 from gpal.data.splits import holdout_per_class
 from gpal.models.families.gpr_platt import (
     Platt,
+    ProbitPlatt,
     fit_platt,
+    fit_probit_platt,
     label_targets,
     platt_targets,
+    regression_mean,
 )
 
 
@@ -116,3 +122,71 @@ def test_multiclass_estimator_and_bad_input():
     with pytest.warns(UserWarning, match="ignores input noise"):
         clf.predict_proba(X[:3], np.full((3, 2), 0.1))
     assert isinstance(clf.platt_, Platt)
+
+
+def test_regression_variance_with_every_row_inducing_is_the_exact_gps():
+    """With Z = X Titsias' SGPR is the exact GP: var f* = k** - k*x (Kxx + sigma^2 I)^-1 kx*, computed densely."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 2))
+    Y = (X[:, :1] > 0).astype(float)
+    kernel = gpflow.kernels.SquaredExponential(variance=1.7, lengthscales=[0.8, 1.3])
+    reg = regression_mean(kernel, X, X, Y, noise_variance=0.2, jitter=1e-12)
+    X_new = np.r_[rng.normal(size=(10, 2)), X[:3], 6.0 + rng.normal(size=(2, 2))]  # new rows, training rows, far away
+    K = kernel(X).numpy() + 0.2 * np.eye(40)
+    Ks = kernel(X_new, X).numpy()
+    exact_var = np.diag(kernel(X_new).numpy()) - np.einsum("ij,ji->i", Ks, np.linalg.solve(K, Ks.T))
+    exact_mean = Ks @ np.linalg.solve(K, Y - Y.mean()) + Y.mean()
+    np.testing.assert_allclose(reg.variance(X_new), exact_var, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(reg.mean(X_new), exact_mean, rtol=1e-6, atol=1e-9)
+    assert reg.variance(X_new)[-1] == pytest.approx(1.7, rel=1e-3)  # far from the data: the prior's variance
+
+
+def test_probit_slope_maximises_its_likelihood():
+    """The slope against a direct bounded scalar maximisation of sum T log Phi(a s) + (1 - T) log Phi(-a s)."""
+    rng = np.random.default_rng(5)
+    s = rng.normal(size=400)
+    y = (rng.uniform(size=400) < norm.cdf(2.5 * s)).astype(int)
+    T = platt_targets(y)
+
+    def nll(a):
+        return -np.sum(T * np.log(norm.cdf(a * s)) + (1.0 - T) * np.log(norm.cdf(-a * s)))
+
+    direct = scipy.optimize.minimize_scalar(nll, bounds=(0.0, 20.0), method="bounded", options={"xatol": 1e-10})
+    a = fit_probit_platt(s, y)
+    assert a == pytest.approx(direct.x, rel=1e-6)
+    assert 2.0 < a < 3.1  # near the generating slope
+    # separable scores: Platt's targets keep the slope finite, and the smoothed likelihood still has its optimum
+    a_sep = fit_probit_platt(s, (s > 0).astype(int))
+    T_sep = platt_targets(s > 0)
+    grad = np.sum(s * (T_sep * norm.pdf(a_sep * s) / norm.cdf(a_sep * s)
+                       - (1 - T_sep) * norm.pdf(a_sep * s) / norm.cdf(-a_sep * s)))
+    assert np.isfinite(a_sep) and a_sep > a and abs(grad) < 1e-6
+
+
+def test_probit_calibration_estimator_save_load_and_refusal(tmp_path):
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(150, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=150) > 0, "psr", "agn")
+    clf = GPRPlattClassifier(calibration="probit", num_inducing=10, max_iter=60).fit(X, y)
+    assert isinstance(clf.platt_, ProbitPlatt) and clf.platt_.a.shape == (1,) and clf.platt_.a[0] > 0
+    Xs = clf.standardizer_.transform_arrays(X, np.zeros_like(X))[0]
+    f, var = clf.regression_.mean(Xs)[:, 0], clf.regression_.variance(Xs)
+    p1 = norm.cdf(clf.platt_.a[0] * (f - 0.5) / np.sqrt(1.0 + var))
+    np.testing.assert_allclose(clf.predict_proba(X)[:, 1], p1, rtol=1e-12)
+    _, cal_rows = calibration_split((y == "psr").astype(int), 0.2, 0)
+    s = (f[cal_rows] - 0.5) / np.sqrt(1.0 + var[cal_rows])
+    assert clf.platt_.a[0] == pytest.approx(fit_probit_platt(s, y[cal_rows] == "psr"), rel=1e-12)
+    assert clf.score(X, y) > 0.8
+    clf.save(tmp_path / "model")
+    loaded = GPRPlattClassifier.load(tmp_path / "model")
+    assert loaded.calibration == "probit"
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    platt = GPRPlattClassifier(num_inducing=10, max_iter=60).fit(X, y)
+    platt.save(tmp_path / "platt")
+    np.testing.assert_array_equal(GPRPlattClassifier.load(tmp_path / "platt").predict_proba(X), platt.predict_proba(X))
+    three = np.array(["a", "b", "c"])[np.arange(150) % 3]
+    with pytest.raises(ValueError, match=r"calibration='probit'\) is paper 003's \(Milios et al. 2018\) two-class "
+                                         r"form; these labels have 3 classes: use calibration='platt'"):
+        GPRPlattClassifier(calibration="probit", num_inducing=5).fit(X, three)
+    with pytest.raises(ValueError, match=r"calibration must be one of \['platt', 'probit'\]"):
+        GPRPlattClassifier(calibration="isotonic").fit(X, y)

@@ -72,3 +72,14 @@ def test_paper_003_gpc_holds_its_inducing_inputs_as_the_authors_code_does():
     assert np.abs(trained.model_.gp.Z.numpy()[0] - start).max() > 1e-3
     with pytest.raises(ValueError, match="train_inducing"):
         NoisyGPClassifier(train_inducing="no", **kw).fit(X, y)
+
+
+def test_paper_003_gpr_platt_calibrates_as_the_authors_code_on_two_classes():
+    """MAGIC (two classes): the authors' probit of the spread-scaled mean (bincf_gpr_calibrated); LETTER: Platt's
+    one-vs-rest sigmoids, as theirs (mltcf_gpr_calibrated)."""
+    from gpal.estimators.gpr_platt import GPRPlattClassifier
+
+    magic = load_workflow(PAPERS / "003_milios_magic.yaml").config["method_options"]["gpr-platt"]
+    assert magic["calibration"] == "probit"
+    letter = load_workflow(PAPERS / "003_milios_letter.yaml").config["method_options"]["gpr-platt"]
+    assert letter.get("calibration", GPRPlattClassifier().calibration) == "platt"
