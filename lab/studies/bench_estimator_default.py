@@ -692,44 +692,31 @@ def main() -> None:
     parser.add_argument("--background-shares", action="store_true", help="the background component's weight "
                         "fitted to each check's training and classified rows, and the rows it takes, instead")
     args = parser.parse_args()
-    if args.background_shares:
-        with keep_printed("estimator_default", __file__):
-            background_shares(args.checks, args.seeds)
-    elif args.variant_tasks:
-        with keep_printed("estimator_default", __file__):
-            variant_tasks(args.seeds)
-    elif args.step_time:
+    if args.step_time:
         noise, M, B = args.step_time
         print(json.dumps(step_time(noise, int(M), int(B))))
-    elif args.wine_pipeline:
+        return
+    # the modes whose printout is kept beside the record (keep_printed), the first one asked for
+    printed = [(args.background_shares, lambda: background_shares(args.checks, args.seeds)),
+               (args.variant_tasks, lambda: variant_tasks(args.seeds)),
+               (args.wine_pipeline, lambda: wine_pipeline(args.seeds)),
+               (args.step_times, step_times),
+               (args.fit_time, lambda: fit_time(args.fit_time, args.seeds)),
+               (args.curves, lambda: stops(args.curves)),
+               (args.synthetic, lambda: synthetic(args.synthetic, args.seeds))]
+    if args.units is not None:
+        printed += [(args.by_class, lambda: nll_by_class(args.checks, args.seeds, args.units, args.models)),
+                    (args.recall, lambda: recall(args.checks, args.seeds, args.units, args.models)),
+                    (args.summarize, lambda: summarize(args.checks, args.seeds, args.units, args.models,
+                                                       args.reference))]
+    mode = next((work for asked, work in printed if asked), None)
+    if mode is not None:
         with keep_printed("estimator_default", __file__):
-            wine_pipeline(args.seeds)
-    elif args.step_times:
-        with keep_printed("estimator_default", __file__):
-            step_times()
-    elif args.fit_time:
-        with keep_printed("estimator_default", __file__):
-            fit_time(args.fit_time, args.seeds)
-    elif args.curves:
-        with keep_printed("estimator_default", __file__):
-            stops(args.curves)
-    elif args.synthetic:
-        with keep_printed("estimator_default", __file__):
-            synthetic(args.synthetic, args.seeds)
+            mode()
     elif args.units is None:
         parser.error("--units is required for the catalogs' checks")
-    elif args.by_class:
-        with keep_printed("estimator_default", __file__):
-            nll_by_class(args.checks, args.seeds, args.units, args.models)
-    elif args.recall:
-        with keep_printed("estimator_default", __file__):
-            recall(args.checks, args.seeds, args.units, args.models)
-    elif args.summarize:
-        with keep_printed("estimator_default", __file__):
-            summarize(args.checks, args.seeds, args.units, args.models, args.reference)
     else:
         run(args.checks, args.seeds, args.units, args.models)
-
 
 if __name__ == "__main__":
     main()
