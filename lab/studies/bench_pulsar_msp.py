@@ -47,8 +47,9 @@ from gpal.catalogs.classes import format_class_spec
 from gpal.catalogs.schemes import DEFAULT_SCHEME, resolve_classes
 from gpal.evaluation.intervals import binomial_interval
 
-from shared import (EARLIER, LATER, N_BOOT, TOP, code_commit, later_classes, pulsar_list,  # the script's folder,
-                    pulsar_study_arguments, quiet_catalog, run)  # first on its path; puts the pages' record format on it
+from shared import (EARLIER, LATER, N_BOOT, TOP, later_classes, pulsar_list,  # the script's folder, first on its
+                    pulsar_study_arguments, quiet_catalog, report_pulsar_study, run)  # path; puts the pages' record
+                    # format on it
 
 #: The default scheme's classes and merges, the pulsar class as one merged class.
 DEFAULT_CLASSES, DEFAULT_MERGES = resolve_classes(DEFAULT_SCHEME)
@@ -385,21 +386,14 @@ def tables(frame: pd.DataFrame, runs: Path, apart_runs: Path, n_boot: int = N_BO
 def main(argv: list[str] | None = None) -> int:
     args = pulsar_study_arguments(__doc__, "folder of the pulsar order study's runs (reused)", argv,
                                   apart_runs="folder of the runs with psr and msp apart (reused)")
-    from result_records import make_record, outcome, table_markdown, write_record
-
     args.apart_runs.mkdir(parents=True, exist_ok=True)
     frame = measure(args.runs, args.apart_runs)
-    made = tables(frame, args.runs, args.apart_runs, args.n_boot)
-    for table in made:
-        print(table_markdown(table), "\n", sep="")
-    print(f"chosen on the pairs ending before FL16Y: {' by '.join(chosen(frame))}")
-    if args.record:
-        command = f"python lab/studies/bench_pulsar_msp.py --runs {args.runs} --apart-runs {args.apart_runs}"
-        print(outcome(write_record(args.record, make_record(
-            "A model with young and millisecond pulsars apart, its pulsar list scored by later releases", command,
-            code_commit(), made, settings={"releases": list(EARLIER), "apart classes": APART,
-                                           "orders": [" by ".join(k) for k in RULES], "top": list(TOP)},
-            workflow="lab/studies/pulsar_msp.yaml"))))
+    report_pulsar_study(
+        args, tables(frame, args.runs, args.apart_runs, args.n_boot), " by ".join(chosen(frame)),
+        "A model with young and millisecond pulsars apart, its pulsar list scored by later releases",
+        f"python lab/studies/bench_pulsar_msp.py --runs {args.runs} --apart-runs {args.apart_runs}",
+        {"releases": list(EARLIER), "apart classes": APART, "orders": [" by ".join(k) for k in RULES],
+         "top": list(TOP)}, "lab/studies/pulsar_msp.yaml")
     return 0
 
 

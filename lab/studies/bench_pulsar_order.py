@@ -39,9 +39,9 @@ from gpal.catalog_jobs.candidates import ORDER_BANDS, ORDER_CUTS, list_order, ra
 from gpal.catalog_jobs.layout import candidate_file, list_path, located
 from gpal.evaluation.intervals import binomial_interval
 
-from shared import (EARLIER, LATER, N_BOOT, TOP, code_commit, float_column, hits,  # the script's folder, first on
+from shared import (EARLIER, LATER, N_BOOT, TOP, float_column, hits,  # the script's folder, first on
                     later_classes, pulsar_list, pulsar_study_arguments, quiet_catalog,  # its path; puts the pages'
-                    run)  # record format on it
+                    report_pulsar_study, run)  # record format on it
 
 #: The later releases the rule is chosen on: every pair ending before FL16Y.
 CHOOSE_ON = ("4FGL", "4FGL-DR2", "4FGL-DR4")
@@ -421,20 +421,14 @@ def tables(frame: pd.DataFrame, runs: Path, n_boot: int = N_BOOT) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     args = pulsar_study_arguments(__doc__, "folder of the gpal classify runs (reused)", argv)
-    from result_records import make_record, outcome, table_markdown, write_record
-
     args.runs.mkdir(parents=True, exist_ok=True)
     frame = measure(args.runs)
-    made = tables(frame, args.runs, args.n_boot)
-    for table in made:
-        print(table_markdown(table), "\n", sep="")
-    print(f"chosen on the pairs ending before FL16Y: {chosen(frame)}")
-    if args.record:
-        command = f"python lab/studies/bench_pulsar_order.py --runs {args.runs}"
-        print(outcome(write_record(args.record, make_record(
-            "Which pulsars a list puts first: the orders scored by later releases", command, code_commit(), made,
-            settings={"releases": list(EARLIER), "rules": {k: v.words() for k, v in RULES.items()}, "top": list(TOP)},
-            workflow="lab/studies/pulsar_order.yaml"))))
+    report_pulsar_study(
+        args, tables(frame, args.runs, args.n_boot), chosen(frame),
+        "Which pulsars a list puts first: the orders scored by later releases",
+        f"python lab/studies/bench_pulsar_order.py --runs {args.runs}",
+        {"releases": list(EARLIER), "rules": {k: v.words() for k, v in RULES.items()}, "top": list(TOP)},
+        "lab/studies/pulsar_order.yaml")
     return 0
 
 

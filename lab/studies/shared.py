@@ -700,6 +700,20 @@ def pulsar_study_arguments(doc: str, runs_help: str, argv: Sequence[str] | None,
     return args
 
 
+def report_pulsar_study(args: argparse.Namespace, made: list, chosen: str, title: str, command: str,
+                        settings: dict[str, Any], workflow: str) -> None:
+    """A pulsar-list study's tables and the order chosen on the older pairs, printed; with ``--record`` (``args``:
+    `pulsar_study_arguments`'), the results page's record of them written too."""
+    from result_records import make_record, outcome, table_markdown, write_record
+
+    for table in made:
+        print(table_markdown(table), "\n", sep="")
+    print(f"chosen on the pairs ending before FL16Y: {chosen}")
+    if args.record:
+        print(outcome(write_record(args.record, make_record(title, command, code_commit(), made, settings=settings,
+                                                            workflow=workflow))))
+
+
 def run(runs: Path, release: str, *options: str) -> Path:
     """The finished ``gpal classify`` folder of one release (run here when missing, with the command-line
     ``options``)."""
