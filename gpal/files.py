@@ -43,6 +43,7 @@ __all__ = [
     "remove_leftovers",
     "remove_written",
     "temporary_dir",
+    "usable_cores",
     "json_text",
     "write_bytes_atomic",
     "write_files",
@@ -232,6 +233,12 @@ def memory_bytes() -> int:
         return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # not POSIX: assume a small machine
         return 8 * 2**30
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system keeps one): the bound of any pool of
+    workers or threads gpal starts."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def regular_file(path: str | os.PathLike, what: str = "file") -> Path:

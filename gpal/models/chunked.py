@@ -18,6 +18,8 @@ from typing import Callable
 import numpy as np
 import tensorflow as tf
 
+from gpal.files import usable_cores
+
 __all__ = ["PREDICT_BUDGET", "STREAMS", "chunk_evaluations", "in_chunks", "prediction_threads", "stream_seed"]
 
 # Evaluations per chunk.  2^18 (97 sources of 300 draws, 3 classes: ~6 MB per (inputs, M) array) keeps each
@@ -83,6 +85,6 @@ def prediction_threads() -> int:
     intra = tf.config.threading.get_intra_op_parallelism_threads() or (int(setting) if setting.isdigit() else 0)
     if intra != 1:
         return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = usable_cores()
     limit = os.environ.get("OMP_NUM_THREADS", "")
     return max(1, min(cores, int(limit)) if limit.isdigit() and int(limit) > 0 else cores)

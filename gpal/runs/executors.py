@@ -45,6 +45,7 @@ from typing import Any, Callable, Iterator, Sequence
 from uuid import uuid4
 
 from gpal.data.dataset import NoisyDataset
+from gpal.files import usable_cores
 from gpal.interrupts import check_stop
 from gpal.quiet import quiet_tensorflow_if_asked
 
@@ -275,10 +276,6 @@ def _import_distributed() -> Any:
     return distributed
 
 
-def _default_workers() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
 def make_executor(scheduler: str | None = None, n_workers: int | None = None) -> Executor:
     """The executor for ``scheduler``: None / "in-process", "local-dask" or "tcp://HOST:PORT".
 
@@ -307,7 +304,7 @@ def make_executor(scheduler: str | None = None, n_workers: int | None = None) ->
         # on a 2-core machine.  Each worker's nanny keeps the configuration it was started with.
         with dask.config.set({"distributed.worker.profile.enabled": False}):
             cluster = distributed.LocalCluster(
-                n_workers=n_workers or _default_workers(),
+                n_workers=n_workers or usable_cores(),
                 threads_per_worker=1,
                 processes=True,
                 host="127.0.0.1",
