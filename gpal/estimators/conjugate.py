@@ -14,9 +14,10 @@ from gpal.estimators.base import FitData
 from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.estimators.params import input_noise_class, model_spec
 from gpal.registry import CONJUGATE_INFERENCE, INPUT_NOISE
+from gpal.training.budget import minibatch_steps
 from gpal.training.session import ModelSession
 
-__all__ = ["AUGMENTED_OPTIONS", "check_conjugate", "fit_augmented", "minibatch_steps"]
+__all__ = ["AUGMENTED_OPTIONS", "check_conjugate", "fit_augmented"]
 
 #: Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
 AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
@@ -52,17 +53,6 @@ def check_conjugate(est: Any, likelihood_name: str | None) -> None:
     unknown = sorted(set(options) - set(AUGMENTED_OPTIONS))
     if unknown:
         raise ValueError(f"unknown inference_options {unknown}; valid options are {list(AUGMENTED_OPTIONS)}")
-
-
-def minibatch_steps(epochs: int, n_rows: int, batch_size: int) -> int:
-    """The steps of ``epochs`` passes over ``n_rows`` in minibatches of ``batch_size`` (the last one partial).
-
-    Returns
-    -------
-    int
-        ``epochs * ceil(n_rows / batch_size)``.
-    """
-    return int(epochs) * -(-int(n_rows) // int(batch_size))
 
 
 def fit_augmented(est: Any, data: FitData) -> Any:

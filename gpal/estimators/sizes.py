@@ -33,10 +33,10 @@ def step_seconds(est: Any, n_rows: int, n_features: int, n_classes: int) -> floa
     float
         Seconds.
     """
-    from gpal.training.budget import FLOPS, ROW_SECONDS, STEP_SECONDS
+    from gpal.training.budget import FLOPS, ROW_SECONDS, STEP_SECONDS, rows_per_step
 
-    B = min(int(est.batch_size), int(n_rows))
-    return STEP_SECONDS + ROW_SECONDS * B + step_flops(est, n_rows, n_features, n_classes) / FLOPS
+    return (STEP_SECONDS + ROW_SECONDS * rows_per_step(est.batch_size, n_rows)
+            + step_flops(est, n_rows, n_features, n_classes) / FLOPS)
 
 
 def step_flops(est: Any, n_rows: int, n_features: int, n_classes: int) -> float:
@@ -49,9 +49,10 @@ def step_flops(est: Any, n_rows: int, n_features: int, n_classes: int) -> float:
         Floating-point operations.
     """
     from gpal.models.input_noise import AmortizedInputs
+    from gpal.training.budget import rows_per_step
 
     n, d, C = int(n_rows), int(n_features), int(n_classes)
-    M, B = min(int(est.num_inducing), n), min(int(est.batch_size), n)
+    M, B = min(int(est.num_inducing), n), rows_per_step(est.batch_size, n)
     network = _network_size(est, d, C)[0] if issubclass(input_noise_class(est), AmortizedInputs) else 0
     # floats throughout: a setting may be beyond any machine integer
     return 3.0 * (C * (2.0 * B * M * d + float(B) * M * M + float(M) ** 3 / 3) + 2.0 * B * network)
@@ -68,11 +69,10 @@ def check_fit_sizes(est: Any, n_rows: int, n_features: int, n_classes: int, n_pr
     and warn of a fit expected to take long; ``n_prior_rows``: the rows the population prior is fitted to."""
     from gpal.models.input_noise import AmortizedInputs
     from gpal.models.input_prior import check_prior_rows
-    from gpal.estimators.conjugate import minibatch_steps
-    from gpal.training.budget import FIT_WARN_SECONDS, check_memory, check_time
+    from gpal.training.budget import FIT_WARN_SECONDS, check_memory, check_time, minibatch_steps, rows_per_step
 
     n, d, C = int(n_rows), int(n_features), int(n_classes)
-    M, B = min(int(est.num_inducing), n), min(int(est.batch_size), n)
+    M, B = min(int(est.num_inducing), n), rows_per_step(est.batch_size, n)
     strategy = input_noise_class(est)
     network = activations = 0
     if issubclass(strategy, AmortizedInputs):

@@ -17,7 +17,8 @@ import warnings
 
 from gpal.files import memory_bytes
 
-__all__ = ["FIT_WARN_SECONDS", "FLOPS", "REFUSE_SECONDS", "ROW_SECONDS", "STEP_SECONDS", "WARN_SECONDS", "check_memory", "check_time", "duration"]
+__all__ = ["FIT_WARN_SECONDS", "FLOPS", "REFUSE_SECONDS", "ROW_SECONDS", "STEP_SECONDS", "WARN_SECONDS", "check_memory",
+           "check_time", "duration", "minibatch_steps", "rows_per_step"]
 
 #: Fixed cost of one optimiser step inside a compiled epoch, its cost per row of the step (the elementwise work the
 #: flops leave out: the likelihood's Monte Carlo terms, the input draws) and the floating-point rate of its
@@ -35,6 +36,22 @@ FIT_WARN_SECONDS = 600.0
 REFUSE_SECONDS = 30 * 24 * 3600.0
 #: The share of the machine's memory one allocation may take.
 MEMORY_SHARE = 0.5
+
+
+def rows_per_step(batch_size: int, n_rows: int) -> int:
+    """The rows an optimiser step takes: ``batch_size``, at most the ``n_rows`` there are, at least one."""
+    return max(1, min(int(batch_size), int(n_rows)))
+
+
+def minibatch_steps(epochs: int, n_rows: int, batch_size: int) -> int:
+    """The steps of ``epochs`` passes over ``n_rows`` in minibatches of ``batch_size`` (the last one partial).
+
+    Returns
+    -------
+    int
+        ``epochs * ceil(n_rows / rows_per_step(batch_size, n_rows))``.
+    """
+    return int(epochs) * -(-int(n_rows) // rows_per_step(batch_size, n_rows))
 
 
 def duration(seconds: float) -> str:

@@ -40,6 +40,7 @@ from gpal.models.compiled import instance_function
 from gpal.models.state import assign_module_values, module_values
 from gpal.models.svgp import NoisySVGP
 from gpal.training.adam import Adam, RowAdam
+from gpal.training.budget import minibatch_steps, rows_per_step
 from gpal.training.shared import LentBySignature
 from gpal.training.signatures import template_copy, trace_key
 
@@ -148,7 +149,7 @@ LOOP_MIN_STEPS = 200
 
 def is_long_fit(epochs: int, batch_size: int, n: int) -> bool:
     """Whether ``epochs`` over ``n`` rows in minibatches of ``batch_size`` take `LOOP_MIN_STEPS` steps or more."""
-    return int(epochs) * -(-int(n) // _minibatch_size(batch_size, n)) >= LOOP_MIN_STEPS
+    return minibatch_steps(epochs, n, batch_size) >= LOOP_MIN_STEPS
 
 
 def _compiled_steps(step: Callable, done: tf.Variable, losses: tf.Variable) -> Callable:
@@ -411,11 +412,6 @@ def one_step_at_a_time(guarded_step: Callable[[np.ndarray, int, int], np.ndarray
     return epoch_steps
 
 
-def _minibatch_size(batch_size: int, n: int) -> int:
-    """The rows a step takes: ``batch_size``, at most the ``n`` rows there are, at least one."""
-    return max(1, min(int(batch_size), n))
-
-
 def run_epochs(
     epoch_steps: Callable[[np.ndarray, int, int, int, list[np.ndarray]], None],
     n: int,
@@ -441,7 +437,7 @@ def run_epochs(
     """
     from gpal.progress import progress_bar
 
-    batch_size = _minibatch_size(batch_size, n)
+    batch_size = rows_per_step(batch_size, n)
     rngs = [np.random.default_rng([int(seed), 1]) for seed in seeds]
     bar = progress_bar(range(int(epochs)), disable=not progress, desc=desc, unit="epoch")
     steps = 0

@@ -234,7 +234,7 @@ def _method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing:
         return EstimatorFactory("robustmax_natgrad", (("num_inducing", num_inducing), ("batch_size", BATCH_SIZE),
                                                       ("epochs", epochs)))
     if name == "ls-natgrad":
-        from gpal.estimators.conjugate import minibatch_steps
+        from gpal.training.budget import minibatch_steps
 
         steps = minibatch_steps(epochs, n_train, BATCH_SIZE)  # NoisyGPClassifier(inference="natural_gradient")'s rule
         return EstimatorFactory(

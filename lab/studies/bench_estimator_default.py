@@ -591,7 +591,7 @@ def step_time(noise: str, M: int, B: int) -> dict:
     median of epochs 4 to 16 of a 16-epoch fit, each epoch's time from the fit's callback) beside the estimate the
     long-fit warning makes of it (`gpal.estimators.sizes.step_seconds`) and the step's floating-point work."""
     from gpal import NoisyGPClassifier
-    from gpal.estimators.conjugate import minibatch_steps
+    from gpal.training.budget import minibatch_steps
     from gpal.estimators.sizes import step_flops, step_seconds
     from shared import benchmark_script
 

@@ -153,7 +153,7 @@ def test_the_expected_step_time_is_within_twice_a_measured_one(input_noise):
     CPU seconds, as the machine may be shared."""
     import time
 
-    from gpal.estimators.conjugate import minibatch_steps
+    from gpal.training.budget import minibatch_steps
     from gpal.estimators.sizes import step_seconds
 
     rng = np.random.default_rng(0)
