@@ -103,14 +103,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         data = check_fit_data(X, y, X_var, owner=type(self).__name__)
         warn_ignored_noise(data.X_var, "GPRPlattClassifier")
         from gpal.data.splits import holdout_per_class
-        from gpal.models.families.gpr_platt import (
-            Platt,
-            ProbitPlatt,
-            fit_platt,
-            fit_probit_platt,
-            label_targets,
-            probit_scores,
-        )
+        from gpal.models.families.gpr_platt import Platt, ProbitPlatt, fit_platt, fit_probit_platt, label_targets
         from gpal.training.collapsed import fit_label_regression
 
         C = len(data.classes)
@@ -129,11 +122,11 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
                                                   int(self.max_iter))
         seconds = time.perf_counter() - start
         indicators = label_targets(data.y[cal_rows], C)
-        if self.calibration == "probit":
-            scores = probit_scores(regression, Xs[cal_rows])
+        probit = self.calibration == "probit"
+        scores = (ProbitPlatt if probit else Platt).scores(regression, Xs[cal_rows])
+        if probit:
             platt: Platt | ProbitPlatt = ProbitPlatt(np.array([fit_probit_platt(scores[:, 0], indicators[:, 0])]))
         else:
-            scores = regression.mean(Xs[cal_rows])
             a, b = zip(*(fit_platt(scores[:, k], indicators[:, k]) for k in range(scores.shape[1])))
             platt = Platt(np.array(a), np.array(b))
         self._set_fitted(data.classes, Xs.shape[1], standardizer)
@@ -158,12 +151,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
             (n, C) probabilities, rows summing to 1.
         """
         Xs = self._exact_inputs(X, X_var)
-        if self.calibration == "probit":
-            from gpal.models.families.gpr_platt import probit_scores
-
-            p = self.platt_.probability(probit_scores(self.regression_, Xs))
-        else:
-            p = self.platt_.probability(self.regression_.mean(Xs))
+        p = self.platt_.probability(self.platt_.scores(self.regression_, Xs))
         if len(self.classes_) == 2:
             return np.column_stack([1.0 - p[:, 0], p[:, 0]])
         return p / p.sum(axis=1, keepdims=True)

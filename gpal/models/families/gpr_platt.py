@@ -47,6 +47,11 @@ class Platt(NamedTuple):
     a: np.ndarray  # (K,)
     b: np.ndarray  # (K,)
 
+    @staticmethod
+    def scores(regression: "LabelRegression", X: np.ndarray) -> np.ndarray:
+        """(N, K) scores it calibrates: the regression's predictive means."""
+        return regression.mean(X)
+
     def probability(self, scores: np.ndarray) -> np.ndarray:
         """sigma(a_k s_k + b_k) per column k of ``scores`` (N, K)."""
         return expit(scores * self.a + self.b)
@@ -56,6 +61,11 @@ class ProbitPlatt(NamedTuple):
     """Paper 003's authors' binary calibration Phi(a s), s = (f - 0.5) / sqrt(1 + var f); one slope per output."""
 
     a: np.ndarray  # (K,)
+
+    @staticmethod
+    def scores(regression: "LabelRegression", X: np.ndarray) -> np.ndarray:
+        """(N, K) scores it calibrates: `probit_scores`."""
+        return probit_scores(regression, X)
 
     def probability(self, scores: np.ndarray) -> np.ndarray:
         """Phi(a_k s_k) per column k of ``scores`` (N, K), the scores of ``probit_scores``."""
