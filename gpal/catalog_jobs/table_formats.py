@@ -9,6 +9,7 @@ the format by the file's suffix and writes the files); the ECSV header is astrop
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import json
@@ -16,7 +17,7 @@ import os
 import re
 import warnings
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Iterator, Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -31,7 +32,7 @@ from gpal.warning_filters import changed_filters
 
 __all__ = ["COLUMNS", "ColumnInfo", "EXTENDED", "EXTNAME", "FLAG_KEY", "KEYWORDS", "RECORD_KEYS", "TWIN_SUFFIX",
            "astropy_table", "column_types", "ecsv_header_table", "ecsv_text", "fits_hdu", "keyword_order", "mrt_text",
-           "published_keywords",
+           "published_keywords", "standard_card_forms",
            "votable_bytes", "write_ecsv", "write_ecsv_twin"]
 
 #: The FITS file's table HDU.
@@ -233,6 +234,18 @@ def keyword_order(meta: Mapping[str, Any]) -> dict[str, Any]:
     return {**{k: meta[k] for k in KEYWORDS if k in meta}, **meta}
 
 
+@contextlib.contextmanager
+def standard_card_forms() -> Iterator[None]:
+    """Header cards set without astropy's notes that a keyword over 8 characters becomes a HIERARCH card, a long
+    value CONTINUE cards, and a comment that no longer fits is cut: the standard's own forms, which every FITS
+    reader reads (the run's keywords are such)."""
+    from astropy.io.fits.verify import VerifyWarning
+
+    with changed_filters():
+        warnings.simplefilter("ignore", VerifyWarning)
+        yield
+
+
 def fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
     """One BINTABLE HDU: TUNIT (where FITS names the unit, `_described`) and TCOMM per column, one typed card per
     keyword or record value."""
@@ -250,10 +263,7 @@ def fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
         if description:
             header.insert(f"TFORM{i}", (f"TCOMM{i}", description), after=True)
     header["EXTNAME"] = EXTNAME
-    with changed_filters():
-        # astropy's notes that a keyword over 8 characters becomes a HIERARCH card, a long value CONTINUE cards,
-        # and a comment that no longer fits is cut: the standard's own forms, which every FITS reader reads
-        warnings.simplefilter("ignore", fits.verify.VerifyWarning)
+    with standard_card_forms():
         for key, value in keyword_order(meta).items():
             if key in RECORD_KEYS:
                 for path, item in _flatten(value):

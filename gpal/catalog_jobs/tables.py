@@ -45,7 +45,8 @@ from gpal.catalog_jobs.job_settings import settings_from_header
 from gpal.catalog_jobs.list_settings import EXTRA_FORMATS, FORMAT_SETTINGS
 from gpal.catalog_jobs.table_formats import (
     COLUMNS, EXTENDED, EXTNAME, FLAG_KEY, KEYWORDS, RECORD_KEYS, TWIN_SUFFIX, astropy_table, column_types,
-    ecsv_header_table, ecsv_text, fits_hdu, keyword_order, mrt_text, votable_bytes, write_ecsv, write_ecsv_twin,
+    ecsv_header_table, ecsv_text, fits_hdu, keyword_order, mrt_text, standard_card_forms, votable_bytes, write_ecsv,
+    write_ecsv_twin,
 )
 from gpal.files import atomic_output, read_bytes, write_files
 from gpal.warning_filters import changed_filters
@@ -244,8 +245,7 @@ def reheaded_files(table: ClassifiedSources, files: Mapping[str, Path], keywords
             out[name] = (_ecsv_header(ecsv_text(frame, meta)) + text[len(_ecsv_header(text)):]).encode("utf-8")
             continue
         cards = fits_hdu(frame.iloc[:1], meta).header
-        with fits.open(io.BytesIO(old)) as hdus, changed_filters():
-            warnings.simplefilter("ignore", fits.verify.VerifyWarning)  # as `_files` writes them: HIERARCH, CONTINUE
+        with fits.open(io.BytesIO(old)) as hdus, standard_card_forms():  # the cards as `fits_hdu` sets them
             header = hdus[1].header
             for keyword in keywords:
                 if keyword in cards and keyword in header:  # the card as the table's writer makes it, in its place
