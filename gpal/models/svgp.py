@@ -20,9 +20,9 @@ import tensorflow as tf
 from check_shapes import check_shapes
 
 from gpal.constraints import OneOf
+from gpal.models import input_prior as population_priors
 from gpal.models.input_noise import InputNoise
 from gpal.models.input_noise_setting import make_strategy, strategy_class, strategy_from_config
-from gpal.models import input_prior as population_priors
 from gpal.models.kernels import make_kernel
 from gpal.models.latent_gps import LatentGPs
 from gpal.models.likelihoods.base import Likelihood, likelihood_from_config, make_likelihood
