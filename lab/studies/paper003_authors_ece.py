@@ -15,16 +15,18 @@ import re
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
+
+from shared import paired_t  # the script's folder, first on its path
 
 GPD, OTHERS = "dirichlet", ("gpr-platt", "svgp-softmax-mc")
 
 
-def ece_values(run: Path, method: str) -> tuple[dict, list[float]]:
+def measured_values(run: Path, method: str, metric: str = "ece") -> tuple[dict, list[float]]:
+    """The run's ``measurements.json`` and ``method``'s per-split values of ``metric`` in it."""
     measured = json.loads((run / "measurements.json").read_text())
-    rows = [r for r in measured["values"] if r["metric"] == "ece" and r["method"] == method]
+    rows = [r for r in measured["values"] if r["metric"] == metric and r["method"] == method]
     if not rows:
-        raise SystemExit(f"{run}: no ECE of {method!r} in measurements.json")
+        raise SystemExit(f"{run}: no {metric} of {method!r} in measurements.json")
     return measured, [float(v) for v in rows[0]["values"]]
 
 
@@ -34,10 +36,10 @@ def shipped_name(command: str) -> str:
 
 
 def paired(a: list[float], b: list[float]) -> dict:
+    """Split by split ``a - b``, its mean and 95 % t interval (`shared.paired_t`)."""
     d = np.asarray(a) - np.asarray(b)
-    half = stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
-    return {"per_split": np.round(d, 6).tolist(), "mean": round(float(d.mean()), 6),
-            "low": round(float(d.mean() - half), 6), "high": round(float(d.mean() + half), 6)}
+    mean, _, low, high = paired_t(d)
+    return {"per_split": np.round(d, 6).tolist(), "mean": round(mean, 6), "low": round(low, 6), "high": round(high, 6)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,9 +48,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("positive", type=Path, help="the run with ece.binary=positive (every method)")
     p.add_argument("--json", type=Path, required=True, help="the record to write")
     args = p.parse_args(argv)
-    top_run, gpd_top = ece_values(args.top_label, GPD)
-    pos_run, gpd_pos = ece_values(args.positive, GPD)
-    others = {m: ece_values(args.positive, m)[1] for m in OTHERS}
+    top_run, gpd_top = measured_values(args.top_label, GPD)
+    pos_run, gpd_pos = measured_values(args.positive, GPD)
+    # the same splits and fits scored twice: GPD's NLLs agree to the last bits a reduction's order moves
+    if not np.allclose(measured_values(args.top_label, GPD, "nll")[1], measured_values(args.positive, GPD, "nll")[1],
+                       rtol=1e-9, atol=0):
+        raise SystemExit(f"{args.top_label} and {args.positive}: GPD's NLLs differ split by split; expected the same "
+                         "splits and fits, scored twice")
+    others = {m: measured_values(args.positive, m)[1] for m in OTHERS}
     record = {
         "title": "Paper 003 on all of MAGIC: the ECE as the authors' code takes it (GPD by its top label, GPC and "
                  "GPR + Platt by p(y = 1)), the workflows' own values paired by split",
