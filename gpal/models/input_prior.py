@@ -21,11 +21,12 @@ p(x* | x~*) for prediction).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import tensorflow as tf
@@ -75,8 +76,14 @@ class BroadPrior:
         return {"kind": self.kind, "variance": self.variance}
 
 
+# A mixture prior's arrays that compiled functions read (`MixturePrior.arrays`): the mixture and log_prob's
+# whitening, computed once in numpy.
+_ARRAYS = ("weights", "means", "covariances", "_whiten", "_whitened_means", "_log_det")
+
+
 class MixturePrior:
-    """A Gaussian mixture over the noiseless inputs (fitted by ``fit_mixture_prior``), held as constants."""
+    """A Gaussian mixture over the noiseless inputs (fitted by ``fit_mixture_prior``), read by compiled code from
+    variables of its values."""
 
     kind = "mixture"
 
@@ -104,18 +111,63 @@ class MixturePrior:
         self._whiten = np.linalg.inv(chol)
         self._whitened_means = np.einsum("kde,ke->kd", self._whiten, means)
         self._log_det = 2.0 * np.sum(np.log(np.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
+        self._held = self._variables()
+
+    def _variables(self) -> dict[str, tf.Variable]:
+        """The arrays as variables, which compiled functions read: a function traced on one model's prior then
+        serves every prior of its shape (``gpal.training.signatures.trace_key`` leaves the values out), where
+        constants made each fit of the default estimator trace its step and predictor anew."""
+        return {name: tf.Variable(getattr(self, name), trainable=False, name=f"prior_{name.lstrip('_')}")
+                for name in _ARRAYS}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What compiled functions read of the prior, by name."""
+        return {name: getattr(self, name) for name in _ARRAYS}
+
+    def tensors(self) -> dict[str, Any]:
+        """The variables compiled functions read (``held``), by name: pass them to a function traced on another
+        prior of this shape, which reads them through ``reading``."""
+        return dict(self._held)
+
+    def assign(self, other: "MixturePrior") -> None:
+        """Take ``other``'s values (a prior of this shape): a template's prior lent to another model."""
+        for name, value in other.arrays().items():
+            if value.shape != getattr(self, name).shape:
+                raise ValueError(f"a prior of shape {self.means.shape} cannot take the values of one of shape "
+                                 f"{other.means.shape}")
+            setattr(self, name, value)
+            self._held[name].assign(value)
+
+    @contextlib.contextmanager
+    def reading(self, tensors: dict[str, Any]) -> Iterator[None]:
+        """While inside, compiled code reads ``tensors`` (``tensors()``' names) in place of this prior's variables."""
+        held, self._held = self._held, dict(tensors)
+        try:
+            yield
+        finally:
+            self._held = held
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_held"}  # variables are remade, not pickled
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._held = self._variables()
+
+    def _read(self, name: str, dtype: tf.DType) -> tf.Tensor:
+        return tf.cast(tf.convert_to_tensor(self._held[name]), dtype)
 
     def _joint(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """log w_k N(x~ | mu_k, T_k) (B, K), T_k = Sigma_k + V, with chol(T_k) and T_k^-1 (x~ - mu_k)."""
-        mu = tf.constant(self.means, X.dtype)
-        Sigma = tf.constant(self.covariances, X.dtype)
+        mu = self._read("means", X.dtype)
+        Sigma = self._read("covariances", X.dtype)
         T = Sigma[None] + tf.linalg.diag(V)[:, None]  # (B, K, d, d)
         chol = tf.linalg.cholesky(T)
         diff = X[:, None, :] - mu[None]  # (B, K, d)
         solved = tf.linalg.cholesky_solve(chol, diff[..., None])[..., 0]  # T^-1 (x~ - mu)
         log_det = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)), axis=-1)
         d = tf.cast(tf.shape(X)[1], X.dtype)
-        log_joint = (tf.math.log(tf.constant(self.weights, X.dtype))[None]
+        log_joint = (tf.math.log(self._read("weights", X.dtype))[None]
                      - 0.5 * (d * _LOG_2PI + log_det + tf.reduce_sum(diff * solved, axis=-1)))
         return log_joint, chol, solved
 
@@ -136,7 +188,7 @@ class MixturePrior:
         """Posterior log weights (B, K), means m_k (B, K, d) and covariances S_k (B, K, d, d)."""
         log_r, chol, solved = self._joint(X, V)
         log_r -= tf.reduce_logsumexp(log_r, axis=1, keepdims=True)
-        Sigma = tf.constant(self.covariances, X.dtype)
+        Sigma = self._read("covariances", X.dtype)
         means = X[:, None, :] - V[:, None, :] * solved
         # S_k = V - V T^-1 V = Sigma_k T^-1 V: the product form has no difference to cancel, whether
         # an error bar is far below the population's spread or far above it.
@@ -160,16 +212,16 @@ class MixturePrior:
     def log_prob(self, x: tf.Tensor) -> tf.Tensor:
         """log p_pop(x) for rows x (B, d), (B,).
 
-        Each component whitens by its inverse Cholesky factor W_k = chol(Sigma_k)^-1, kept as a constant:
+        Each component whitens by its inverse Cholesky factor W_k = chol(Sigma_k)^-1, computed once:
         W_k (x - mu_k) for all rows and components is one matrix product (B, d) x (d, K d), where a
         triangular solve per row and component is B K small ops in every training step.
         """
         K, d = self._whiten.shape[:2]
-        W = tf.constant(np.transpose(self._whiten, (2, 0, 1)).reshape(d, K * d), x.dtype)  # (e, K d): W_k[d, e]
-        white = tf.reshape(tf.linalg.matmul(x, W), [-1, K, d]) - tf.constant(self._whitened_means, x.dtype)[None]
-        log_det = tf.constant(self._log_det, x.dtype)
+        W = tf.reshape(tf.transpose(self._read("_whiten", x.dtype), [2, 0, 1]), [d, K * d])  # (e, K d): W_k[d, e]
+        white = tf.reshape(tf.linalg.matmul(x, W), [-1, K, d]) - self._read("_whitened_means", x.dtype)[None]
+        log_det = self._read("_log_det", x.dtype)
         log_comp = -0.5 * (d * _LOG_2PI + log_det[None] + tf.reduce_sum(tf.square(white), axis=-1))
-        return tf.reduce_logsumexp(tf.math.log(tf.constant(self.weights, x.dtype))[None] + log_comp, axis=1)
+        return tf.reduce_logsumexp(tf.math.log(self._read("weights", x.dtype))[None] + log_comp, axis=1)
 
     def neg_kl(self, q_mean: tf.Tensor, q_var: tf.Tensor, sample: tf.Tensor, noisy: tf.Tensor) -> tf.Tensor:
         """One-draw estimate of -KL(q(x_i) || p_pop) = H(q) + E_q log p_pop(x), per row (B,).

@@ -39,7 +39,7 @@ from gpal.models.state import assign_module_values, module_values, reading_value
 from gpal.models.svgp import NoisySVGP
 from gpal.training.adam import RowAdam
 from gpal.training.shared import LentBySignature
-from gpal.training.signatures import model_signature, template_copy, trace_key
+from gpal.training.signatures import lend_prior, model_signature, template_copy, trace_key
 from gpal.training.svi import (TrainData, TrainingError, TrainResult, cholesky_error, cholesky_failed,
                                cholesky_ok, make_optimizer, one_step_at_a_time, run_epochs)
 
@@ -182,6 +182,7 @@ class GroupStep:
         """Start a fit of ``models`` on ``datas``: their current values and seeds, fresh Adam, every model active."""
         K = self.K
         self.models = list(models)
+        lend_prior(self.template, self.models[0])  # one prior for the group (`check_batchable`)
         self.seeds.assign(np.asarray(seeds, np.int64))
         self.n = int(datas[0].X.shape[0])
         for var, i in zip(self.data, range(3)):

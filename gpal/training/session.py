@@ -11,6 +11,7 @@ says a model is built from (``NoisyGPClassifier.model_spec``), its fields ``buil
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import warnings
@@ -152,8 +153,11 @@ class ModelSession:
         ``key`` and model ``trace_key`` (``_shared_function``), called on this session's model."""
         if key not in self.compiled:
             from gpal.models.state import module_variables
+            from gpal.training.signatures import population_prior
 
-            self.compiled[key] = functools.partial(_shared_function(self.model, key, make), module_variables(self.model))
+            prior = population_prior(self.model)
+            self.compiled[key] = functools.partial(_shared_function(self.model, key, make), module_variables(self.model),
+                                                   {} if prior is None else prior.tensors())
         return self.compiled[key]
 
     def input_draws(self, n_draws: int) -> int:
@@ -207,19 +211,20 @@ def _shared() -> Any:
 
 
 def _shared_function(model: Any, key: tuple, make: Callable[[Any], Callable]) -> Callable:
-    """``(values, X, X_var, seed) -> make(model)(X, X_var, seed)`` for any model of ``model``'s ``trace_key``.
+    """``(values, prior, X, X_var, seed) -> make(model)(X, X_var, seed)`` for any model of ``model``'s ``trace_key``.
 
     Tracing a predictor costs as much as hundreds of calls, and an experiment fits many models that
     differ only in their values.  The function is traced once on a private copy of the first such
     model, reading the variables given as ``values`` (``module_values``' paths) in place of its own
-    (``reading_values``), so each call computes with the caller's model: the same arithmetic as a
-    function of that model's own (tested bit for bit).
+    (``reading_values``) and its population prior's as ``prior`` (``MixturePrior.tensors``; empty without
+    one), so each call computes with the caller's model: the same arithmetic as a function of that model's
+    own (tested bit for bit).
     """
     import tensorflow as tf
 
     from gpal.models.compiled import instance_function, variable_specs
     from gpal.models.state import reading_values
-    from gpal.training.signatures import template_copy, trace_key
+    from gpal.training.signatures import population_prior, template_copy, trace_key
 
     shared = _shared()
     full_key = json.dumps([trace_key(model), repr(key)])
@@ -228,14 +233,17 @@ def _shared_function(model: Any, key: tuple, make: Callable[[Any], Callable]) ->
         return kept
     template = template_copy(model)
     fn = make(template)
+    template_prior = population_prior(template)
 
-    def call(values: dict[str, Any], X: Any, X_var: Any, seed: Any) -> Any:
-        with reading_values(template, values):
+    def call(values: dict[str, Any], prior: dict[str, Any], X: Any, X_var: Any, seed: Any) -> Any:
+        with reading_values(template, values), (template_prior.reading(prior) if prior else contextlib.nullcontext()):
             return fn(X, X_var, seed)
 
     rows = tf.TensorSpec([None, int(template.gp.Z.shape[-1])], tf.float64)
+    prior_specs = {} if template_prior is None else {
+        name: tf.TensorSpec(value.shape, tf.float64) for name, value in template_prior.arrays().items()}
     return shared.keep(full_key, instance_function(call, input_signature=[
-        variable_specs(template), rows, rows, tf.TensorSpec([2], tf.int64)]))
+        variable_specs(template), prior_specs, rows, rows, tf.TensorSpec([2], tf.int64)]))
 
 
 def _continue_from(model: Any, previous: Any) -> None:

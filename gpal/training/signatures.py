@@ -16,14 +16,16 @@ import threading
 import weakref
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 from gpflow.utilities import parameter_dict
 
+from gpal.models.input_prior import MixturePrior
 from gpal.models.module_copy import module_copy
 from gpal.models.state import stored_variable
 from gpal.models.svgp import NoisySVGP
 
-__all__ = ["model_signature", "template_copy", "trace_key"]
+__all__ = ["lend_prior", "model_signature", "population_prior", "template_copy", "trace_key"]
 
 
 # Settings that only seed a model's initial values: models that differ in them still share a step.
@@ -51,11 +53,17 @@ def trace_key(model: NoisySVGP) -> str:
     Models of one key compute alike, so one trace serves them all (``SharedTrainer``, ``ModelSession.function``):
     the ``model_signature`` without ``num_data`` (it only sizes the per-point tables, which compiled functions
     read at any row count), the classes of the model's parts (a plugged-in subclass computes otherwise under
-    the same config) and any attribute a part sets over its class's (a patched method or setting).
+    the same config) and any attribute a part sets over its class's (a patched method or setting).  A population
+    prior enters by its shape: compiled code reads its values from variables, which a template takes from the
+    model it serves (`lend_prior`) or a shared function takes as arguments (`population_prior`).
     """
     signature = model_signature(model)
     for part in (signature["structure"], signature["structure"]["strategy"]):
         part.pop("num_data", None)
+    prior = signature["structure"]["strategy"].get("population_prior")
+    if prior is not None:  # its values are read from variables (`lend_prior`), so only its shape is traced
+        signature["structure"]["strategy"]["population_prior"] = {"kind": prior["kind"],
+                                                                  "shape": list(np.shape(prior["means"]))}
     parts = [model, *model.submodules]
     signature["classes"] = sorted({f"{type(m).__module__}.{type(m).__qualname__}@{_token(type(m))}" for m in parts})
     signature["overrides"] = sorted(f"{type(m).__qualname__}.{name}={value!r}@{_token(value)}" for m in parts
@@ -83,6 +91,19 @@ def _token(obj: Any) -> int:
         token = next(_NEXT_TOKEN)
         _TOKENS[id(obj)] = (ref, token)
         return token
+
+
+def population_prior(model: NoisySVGP) -> MixturePrior | None:
+    """The model's population prior (None under the broad one or without latent inputs)."""
+    prior = getattr(model.strategy, "prior", None)
+    return prior if isinstance(prior, MixturePrior) else None
+
+
+def lend_prior(template: NoisySVGP, model: NoisySVGP) -> None:
+    """The template's population prior at ``model``'s values, before the template trains or predicts for it."""
+    prior = population_prior(template)
+    if prior is not None:
+        prior.assign(population_prior(model))
 
 
 def template_copy(model: NoisySVGP) -> NoisySVGP:

@@ -42,7 +42,7 @@ from gpal.models.svgp import NoisySVGP
 from gpal.training.adam import Adam, RowAdam
 from gpal.training.budget import minibatch_steps, rows_per_step
 from gpal.training.shared import LentBySignature
-from gpal.training.signatures import template_copy, trace_key
+from gpal.training.signatures import lend_prior, template_copy, trace_key
 
 __all__ = [
     "LOOP_MIN_STEPS",
@@ -347,6 +347,7 @@ class Trainer:
     def take_from(self, shared: SharedTrainer) -> None:
         """Lent to ``shared`` as its signature's template: train its model's values, with its seed, next."""
         assign_module_values(self.model, module_values(shared.model))
+        lend_prior(self.model, shared.model)
         self.seed = shared.seed
 
     def give_back(self, shared: SharedTrainer) -> None:

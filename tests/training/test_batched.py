@@ -1,5 +1,6 @@
 """Batched training and shared-trace prediction equal one model at a time; what cannot share a step is refused."""
 
+import copy
 import json
 
 import numpy as np
@@ -9,6 +10,7 @@ import tensorflow as tf
 from gpal import NoisyGPClassifier
 from gpal.data.synthetic import synthetic_2d
 from gpal.estimators.batched import NotBatchable, fit_batched, predict_proba_batched
+from gpal.models.input_prior import fit_mixture_prior
 from gpal.models.state import module_values
 from gpal.models.svgp import build_model
 from gpal.runs.repeated_splits import run_repeated_splits, select_methods, unit_path
@@ -32,10 +34,13 @@ def _problem(k, n=40, d=3, C=3):
     return X, X_var, y
 
 
-def _model(k, strategy, likelihood="robustmax", num_inducing=6, n=40):
+def _model(k, strategy, likelihood="robustmax", num_inducing=6, n=40, prior=None):
+    """Model ``k``; with ``prior`` (a ``MixturePrior``), a population prior of its values."""
     X, X_var, y = _problem(k, n=n)
     model = build_model(X, y, num_classes=3, input_noise=strategy, likelihood=likelihood, num_inducing=num_inducing,
                         X_var=X_var, seed=k)
+    if prior is not None:
+        model.strategy.prior = copy.deepcopy(prior)
     return model, TrainData.from_arrays(X, X_var, y)
 
 
@@ -62,14 +67,18 @@ def test_batched_training_equals_training_one_at_a_time(strategy):
     assert not np.allclose(first[".gp.q_mu"], second[".gp.q_mu"])
 
 
-def test_groups_of_one_signature_share_one_traced_step_bit_for_bit(monkeypatch):
+@pytest.mark.parametrize("prior", ["broad", "population"])  # a population prior: each group's own values
+def test_groups_of_one_signature_share_one_traced_step_bit_for_bit(monkeypatch, prior):
     import gpal.training.batched as batched
     from gpal.training.shared import LentBySignature
 
     settings = dict(epochs=2, batch_size=16, learning_rate=0.01)
 
     def group(ks, seeds, n):
-        pairs = [_model(k, "latent", n=n) for k in ks]  # NIMGP: per-point tables whose row count differs below
+        # one prior for the group, another for each group
+        population = None if prior == "broad" else fit_mixture_prior(*_problem(100 + ks[0], n=60)[:2], 2)
+        # NIMGP: per-point tables whose row count differs below
+        pairs = [_model(k, "latent", n=n, prior=population) for k in ks]
         trainer = BatchedTrainer([m for m, _ in pairs], [d for _, d in pairs], seeds)
         return trainer.fit(**settings), [module_values(m) for m, _ in pairs], trainer.step
 

@@ -9,13 +9,19 @@ from gpal.models.svgp import build_model
 from gpal.training.svi import SharedTrainer, TrainData, Trainer, _signature_trainer
 
 
-def _model(seed, strategy, n=30):
+def _model(seed, strategy, n=30, input_prior="broad"):
+    """A model of ``strategy`` on data of ``seed``: under a population prior, a prior of its own data's values."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 2))
     X_var = rng.uniform(0.01, 0.2, size=(n, 2))
     y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
-    model = build_model(X, y, num_classes=3, input_noise=strategy, num_inducing=5, X_var=X_var, seed=seed)
+    model = build_model(X, y, num_classes=3, input_noise=strategy, num_inducing=5, X_var=X_var, seed=seed,
+                        input_prior=input_prior, prior_components=2)
     return model, TrainData.from_arrays(X, X_var, y)
+
+
+def _priors_differ(a, b):
+    return not np.array_equal(a.strategy.prior.means, b.strategy.prior.means)
 
 
 def _assert_same_values(got, expected):
@@ -26,11 +32,18 @@ def _assert_same_values(got, expected):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("strategy", ["none", "latent"])  # without and with per-point q(x_i) tables
-def test_models_of_one_signature_share_a_step_and_train_bit_for_bit_as_alone(strategy):
+@pytest.mark.parametrize("strategy, prior", [
+    ("none", "broad"),
+    ("latent", "broad"),  # per-point q(x_i) tables
+    ("latent", "population"),  # and a population prior of other values in each model, read from the template's
+])
+def test_models_of_one_signature_share_a_step_and_train_bit_for_bit_as_alone(strategy, prior):
     settings = dict(epochs=2, batch_size=10, learning_rate=0.03, progress=False)
-    (own, own_data), (first, first_data), (second, second_data) = _model(0, strategy), _model(0, strategy), _model(1, strategy, 36)
-    second_alone, _ = _model(1, strategy, 36)
+    (own, own_data), (first, first_data), (second, second_data) = (
+        _model(0, strategy, input_prior=prior), _model(0, strategy, input_prior=prior),
+        _model(1, strategy, 36, input_prior=prior))
+    second_alone, _ = _model(1, strategy, 36, input_prior=prior)
+    assert prior == "broad" or _priors_differ(first, second)
     expected = Trainer(own, seed=5).fit(own_data, **settings)
     expected_second = Trainer(second_alone, seed=6).fit(second_data, **settings)
 
@@ -44,7 +57,9 @@ def test_models_of_one_signature_share_a_step_and_train_bit_for_bit_as_alone(str
     assert all(np.array_equal(v, module_values(first)[k]) for k, v in kept.items())  # the other fit left it alone
     with _signature_trainer(second) as trainer:
         pass
-    assert trainer.step.experimental_get_tracing_count() == 1
+    with _signature_trainer(first) as first_trainer:
+        pass
+    assert trainer is first_trainer and trainer.step.experimental_get_tracing_count() == 1
     assert trainer.model is not first and trainer.model is not second
 
 
@@ -116,21 +131,24 @@ def _session_function(session, kind):
             "joint": lambda: session.joint_sampler(3, 2)}[kind]()
 
 
-@pytest.mark.parametrize("strategy, kinds", [
-    ("none", ["predict"]),
-    ("latent", ["predict", "sample", "joint"]),  # per-point tables of another row count in the second model
-    ("amortized", ["predict"]),  # network weights
-    ("first_order", ["predict"]),
+@pytest.mark.parametrize("strategy, kinds, prior", [
+    ("none", ["predict"], "broad"),
+    ("latent", ["predict", "sample", "joint"], "broad"),  # per-point tables of another row count in the second model
+    ("latent", ["predict", "sample"], "population"),  # a population prior of other values in each model
+    ("amortized", ["predict"], "broad"),  # network weights
+    ("first_order", ["predict"], "broad"),
 ])
 @pytest.mark.slow
-def test_models_of_one_signature_share_predictors_and_predict_bit_for_bit_as_alone(strategy, kinds):
+def test_models_of_one_signature_share_predictors_and_predict_bit_for_bit_as_alone(strategy, kinds, prior):
     import tensorflow as tf
 
     from gpal.training.session import ModelSession
 
     classes = np.arange(3)
-    (first, data), (second, _) = _model(7, strategy), _model(8, strategy, 36)
-    _move_values(first, seed=1)  # values apart from the start
+    (first, data), (second, _) = _model(7, strategy, input_prior=prior), _model(8, strategy, 36, input_prior=prior)
+    assert prior == "broad" or _priors_differ(first, second)
+    _move_values(first, seed=1)  # values apart from the start (where predictions do not depend on the inputs)
+    _move_values(second, seed=2)
     X, X_var = np.asarray(data.X)[:9], np.asarray(data.X_var)[:9]
     seed = tf.constant([3, 4], tf.int64)
     sessions = [ModelSession(m, classes, seed=0) for m in (first, second)]
