@@ -49,8 +49,8 @@ class AugmentedTrainer:
     the value and the hyperparameter gradient are then taken at the sweep's locals, the collapsed family's at
     their optimum for the new q.
 
-    The compiled updates are traced once per model signature and batch shape (``_SharedUpdates``;
-    shapes left unknown changed the last bits of the Adam step), as tracing costs more than a small fit: ``run`` sets a private template model to this model's values and
+    The compiled updates are traced once per model signature for any number of rows (``_SharedUpdates``), as
+    tracing costs more than a small fit: ``run`` sets a private template model to this model's values and
     the shared Adam to this trainer's state, updates, and copies both back, so the results equal
     updates traced for this model alone (tested) and the Adam state carries over between ``run`` calls.
     """
@@ -126,9 +126,14 @@ class _SharedUpdates:
         self.variables = list(self.model.kernel.trainable_variables) + ([self.model.Z] if train_inducing else [])
         self.optimizer = Adam()
         self.optimizer.build(self.variables)
-        self.update = instance_function(self._update_graph)
-        self.update_and_value = instance_function(self._update_and_value_graph)
-        self.hyper = instance_function(self._hyper_graph)
+        # Any number of rows: CAVI's batch is the whole training set, so known row counts traced anew for every
+        # data set's size (54 traces in the 93 fits of scikit-learn's estimator checks).
+        rows, by_class = (tf.TensorSpec([None, n], tf.float64) for n in (model.Z.shape[1], model.num_classes))
+        per_row, scalar = tf.TensorSpec([None], tf.float64), tf.TensorSpec([], tf.float64)
+        batch = [rows, by_class, scalar]
+        self.update = instance_function(self._update_graph, input_signature=batch + [scalar, per_row])
+        self.update_and_value = instance_function(self._update_and_value_graph, input_signature=batch + [scalar, per_row])
+        self.hyper = instance_function(self._hyper_graph, input_signature=batch + [scalar, by_class, by_class, per_row, per_row])
 
     def take_from(self, trainer: AugmentedTrainer) -> None:
         """The template at the trainer's model's values, Adam at its learning rate and state (None: fresh)."""

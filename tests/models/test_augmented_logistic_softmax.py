@@ -77,8 +77,9 @@ def test_hyperparameter_steps_raise_the_bound_and_move_the_inducing_inputs():
 
 
 def _natural_gradient_alone(model, X, y, runs, learning_rate, batch_size, hyper_every):
-    """Natural-gradient runs (Z trained) by updates traced for ``model`` alone with one Adam of its own, as
-    ``AugmentedTrainer`` computed before it shared them; each run is (max_iter, delay, seed)."""
+    """Natural-gradient runs (Z trained) by updates traced for ``model`` alone (for any number of rows, as the
+    trainer's are) with one Adam of its own, as ``AugmentedTrainer`` computed before it shared them; each run is
+    (max_iter, delay, seed)."""
     import tf_keras
 
     from gpal.models.compiled import instance_function
@@ -89,9 +90,13 @@ def _natural_gradient_alone(model, X, y, runs, learning_rate, batch_size, hyper_
     adam = tf_keras.optimizers.Adam(learning_rate=learning_rate)
     adam.build(variables)  # its slots made here, so that ``hyper`` is traced once, not again for them
 
-    def update(Xb, Yb, scale, rho, value):
+    def update(Xb, Yb, scale, rho):
         model.natural_gradient_step(Xb, Yb, scale, rho)
-        return model.elbo(Xb, Yb, scale) if value else tf.zeros([], tf.float64)
+        return tf.zeros([], tf.float64)
+
+    def update_and_value(Xb, Yb, scale, rho):
+        model.natural_gradient_step(Xb, Yb, scale, rho)
+        return model.elbo(Xb, Yb, scale)
 
     def hyper(Xb, Yb, scale):
         with tf.GradientTape(watch_accessed_variables=False) as tape:
@@ -101,7 +106,11 @@ def _natural_gradient_alone(model, X, y, runs, learning_rate, batch_size, hyper_
         adam.apply_gradients(zip(tape.gradient(loss, variables, unconnected_gradients="zero"), variables))
         return value
 
-    update, hyper = instance_function(update), instance_function(hyper)
+    rows, by_class = (tf.TensorSpec([None, n], tf.float64) for n in (X.shape[1], model.num_classes))
+    scalar = tf.TensorSpec([], tf.float64)
+    update, update_and_value = (instance_function(fn, input_signature=[rows, by_class, scalar, scalar])
+                                for fn in (update, update_and_value))
+    hyper = instance_function(hyper, input_signature=[rows, by_class, scalar])
     scale, history = tf.constant(len(X) / batch_size, tf.float64), []
     for max_iter, delay, seed in runs:
         rng = np.random.default_rng(seed)
@@ -109,7 +118,8 @@ def _natural_gradient_alone(model, X, y, runs, learning_rate, batch_size, hyper_
             idx = rng.choice(len(X), batch_size, replace=False)
             Xb, Yb = tf.constant(X[idx]), tf.constant(onehot[idx])
             is_hyper = (t + 1) % hyper_every == 0
-            value = update(Xb, Yb, scale, tf.constant(step_size(t, delay, 0.6), tf.float64), not is_hyper)
+            rho = tf.constant(step_size(t, delay, 0.6), tf.float64)
+            value = (update if is_hyper else update_and_value)(Xb, Yb, scale, rho)
             history.append(float(hyper(Xb, Yb, scale) if is_hyper else value))
     return history
 
