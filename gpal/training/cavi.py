@@ -130,10 +130,11 @@ class _SharedUpdates:
         # data set's size (54 traces in the 93 fits of scikit-learn's estimator checks).
         rows, by_class = (tf.TensorSpec([None, n], tf.float64) for n in (model.Z.shape[1], model.num_classes))
         per_row, scalar = tf.TensorSpec([None], tf.float64), tf.TensorSpec([], tf.float64)
-        batch = [rows, by_class, scalar]
-        self.update = instance_function(self._update_graph, input_signature=batch + [scalar, per_row])
-        self.update_and_value = instance_function(self._update_and_value_graph, input_signature=batch + [scalar, per_row])
-        self.hyper = instance_function(self._hyper_graph, input_signature=batch + [scalar, by_class, by_class, per_row, per_row])
+        update = [rows, by_class, scalar, scalar, per_row]  # X, onehot, scale, rho, alpha
+        hyper = [rows, by_class, scalar, scalar, by_class, by_class, per_row, per_row]  # X, onehot, scale, n, locals
+        self.update = instance_function(self._update_graph, input_signature=update)
+        self.update_and_value = instance_function(self._update_and_value_graph, input_signature=update)
+        self.hyper = instance_function(self._hyper_graph, input_signature=hyper)
 
     def take_from(self, trainer: AugmentedTrainer) -> None:
         """The template at the trainer's model's values, Adam at its learning rate and state (None: fresh)."""
