@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from gpal.constraints import AnyOf, ListOf, OneOf
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.estimators.settings import estimator_settings
+from gpal.registry import INPUT_NOISE, Q_X_FORMS
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, select_methods
 from gpal.workflows.schema import Field, fields_from_settings
 
@@ -28,7 +29,7 @@ AUTO = "auto"
 #: also takes 'auto', the paper's rule (`num_inducing_for`).
 TRAINING = ("noise_variance", "likelihood", "num_inducing", "batch_size", "epochs", "learning_rate", "n_samples",
             "prior_variance", "hidden_sizes", "likelihood_options", "standardize", "kernel",
-            "initial_learned_variance", "inducing_start", "tol")
+            "initial_learned_variance", "inducing_start", "q_x_form", "tol")
 
 
 #: The training settings a workflow starts from where the estimator's defaults are the main job's instead: the values
@@ -64,9 +65,19 @@ def num_inducing_for(training: Mapping[str, Any], n_train: int) -> int:
 
 
 def classifier_params(methods: list[str], training: Mapping[str, Any], n_train: int) -> dict[str, dict[str, Any]]:
-    """Method name -> NoisyGPClassifier parameters (no seed: the runner gives each unit its own)."""
+    """Method name -> NoisyGPClassifier parameters (no seed: the runner gives each unit its own).
+
+    ``q_x_form`` is the q(x_i) of the methods that have one per training row (NIMGP); the others have none, and
+    run as they would without it.
+    """
     common = {**training, "num_inducing": num_inducing_for(training, n_train),
               "hidden_sizes": tuple(training["hidden_sizes"]), "progress": False}
     if common.get("kernel") is None:  # the estimator's default, left unnamed so existing method specs still match
         del common["kernel"]
-    return select_methods(methods, **common)
+    q_x_form = common.pop("q_x_form", Q_X_FORMS[0])
+    params = select_methods(methods, **common)
+    if q_x_form != Q_X_FORMS[0]:  # the default left unnamed, so existing method specs still match
+        for method in params.values():
+            if q_x_form in INPUT_NOISE.get_class(method["input_noise"]).q_x_forms:
+                method["q_x_form"] = q_x_form
+    return params
