@@ -217,13 +217,18 @@ def _uci_starts(record: Mapping) -> list[tuple[str, ...]]:
 _UCI_PAIRS = (("NIMGP-NN", "NIMGP"), ("NIMGP-FO", "NIMGP"), ("NIMGP-FO", "MGP"), ("NIMGP", "MGP"))
 
 
-def _uci_paired(record: Mapping) -> list[tuple[str, ...]]:
-    """A paper 001 run's methods set against each other split by split (`bench_paper_runs.py --paired` of the run
-    with itself): the test NLL difference's mean and 95 % t interval for each pair of `_UCI_PAIRS`."""
+def _uci_paired(record: Mapping, pairs: Sequence[tuple[str, str]] = _UCI_PAIRS) -> list[tuple[str, ...]]:
+    """A paper 001 run's methods set against another run's or its own split by split (`bench_paper_runs.py
+    --paired`): the test NLL difference's mean and 95 % t interval for each of ``pairs``."""
     rows = {(r["dataset"], r["method"], r["against"]): r for r in record["paired"]["rows"] if r["metric"] == "nll"}
     return [(dataset.replace("/noise_", "/"), f"{a} − {b}", str(len(r["splits"])), _interval((r["mean"], r["low"], r["high"])))
-            for dataset in dict.fromkeys(d for d, _, _ in rows) for a, b in _UCI_PAIRS
+            for dataset in dict.fromkeys(d for d, _, _ in rows) for a, b in pairs
             if (r := rows.get((dataset, a, b)))]
+
+
+def _uci_same_method(record: Mapping) -> list[tuple[str, ...]]:
+    """Each method of one paper 001 run minus the same method of another on the same splits."""
+    return _uci_paired(record, [(m, m) for m in ("MGP", "NIMGP", "NIMGP-NN", "NIMGP-FO")])
 
 
 def _nll_rows(record: Mapping) -> dict:
@@ -613,6 +618,11 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
         "lab/studies/records/papers/paper001_uci_waveform_authors_q_runs.json",
         ("setting", "test NLL", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_paired),
+    "uci_q_and_m_paired": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        "lab/studies/records/papers/paper001_uci_waveform_authors_q_vs_kernel.json",
+        ("setting", "test NLL, the authors' q(x) and M − gpal's", "splits", "mean, 95 % t interval"),
+        ("---", "---", "---:", "---"), _uci_same_method),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",
