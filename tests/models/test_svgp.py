@@ -579,3 +579,16 @@ def test_free_q_x_is_refused_without_a_q_per_row_naming_the_option_and_the_paper
                     X_var=np.full_like(X, 0.1))
     with pytest.raises(ValueError, match="q_x_form.*relative.*free"):
         build_model(X, y, num_classes=C, num_inducing=8, input_noise="latent", q_x_form="authors")
+
+
+def test_the_two_q_x_forms_never_share_a_compiled_step():
+    """Models that differ only in q_x_form compute differently, so their trace keys (which share compiled training
+    steps and predictors between models) differ; a saved structure rebuilds the form."""
+    from gpal.models.svgp import NoisySVGP
+    from gpal.training.signatures import trace_key
+
+    X, y, _ = _data(n=30)
+    free, relative = (build_model(X, y, num_classes=C, num_inducing=5, input_noise="latent", q_x_form=form,
+                                  X_var=np.full_like(X, 0.1)) for form in ("free", "relative"))
+    assert trace_key(free) != trace_key(relative)
+    assert NoisySVGP.from_structure(free.structure()).strategy.q_x_form == "free"
