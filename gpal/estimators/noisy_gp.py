@@ -36,7 +36,7 @@ from gpal.estimators.params import (AUTO, NOISY_GP_PARAMETERS, check_input_prior
 from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
 from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES,
                            DEFAULT_LIKELIHOOD, DEFAULT_NOISE_VARIANCE, DEFAULT_PRIOR_COMPONENTS,
-                           INDUCING_STARTS, INITIAL_LEARNED_VARIANCE, SVGP_NUM_INDUCING)
+                           INDUCING_STARTS, INITIAL_LEARNED_VARIANCE, Q_X_FORMS, SVGP_NUM_INDUCING)
 from gpal.training.session import ModelSession
 
 __all__ = ["NoisyGPClassifier"]
@@ -173,6 +173,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         SVI trains the inducing inputs with the kernel and q(u) (gpal's default), or holds them where they start,
         as paper 003's authors hold their GPC's; held, they cover the data only as well as their start does.
         The conjugate schemes take theirs in ``inference_options``.
+    q_x_form : "relative" | "free"
+        how NIMGP (``input_noise="latent"``) parameterises each training row's q(x_i): relative to p(x_i | x~_i),
+        where it starts (gpal's default), or as paper 001's authors do, a free mean and log-variance started at
+        the noisy input and a variance of 1e-5.  Other strategies take only "relative".
     standardize
         scale each input to the training inputs' mean and spread (their variances with them).  The
         scaling is a ``gpal.data.standardizer.Standardizer``.
@@ -257,6 +261,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         initial_learned_variance: float = INITIAL_LEARNED_VARIANCE,
         inducing_start: str = INDUCING_STARTS[0],
         train_inducing: bool = True,
+        q_x_form: str = Q_X_FORMS[0],
         standardize: bool = True,
         warm_start: bool = False,
         early_stopping: bool = False,

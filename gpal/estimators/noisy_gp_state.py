@@ -64,6 +64,7 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
     params.setdefault("tol", None)  # a folder of an earlier gpal: its fit ran every epoch
     params.setdefault("initial_learned_variance", 0.01)  # earlier gpal's only starts
     params.setdefault("inducing_start", "kmeans")
+    params.setdefault("q_x_form", "relative")
     params.setdefault("train_inducing", True)  # earlier gpal trained them always
     if isinstance(params["kernel"], dict):
         params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])

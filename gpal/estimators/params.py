@@ -19,7 +19,7 @@ import numpy as np
 from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Optional, Options, Real, Satisfies
 from gpal.training.session import ModelSpec
 from gpal.registry import (INDUCING_STARTS, INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES,
-                           ROWS_PER_PRIOR_COMPONENT)
+                           Q_X_FORMS, ROWS_PER_PRIOR_COMPONENT)
 
 __all__ = ["AUTO", "AUTO_WITH_ERROR_BARS", "INPUT_NOISE_SETTING", "KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "RANDOM_STATE", "SPARSE_GP_PARAMETERS",
            "auto_declines", "check_input_prior", "check_named_likelihood_options", "choose_input_noise", "gives_error_bars", "input_noise_class", "input_prior_used", "model_spec"]
@@ -112,6 +112,7 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
     "initial_learned_variance": Real(0, low_open=True, meaning="the learned input-noise variance's start"),
     "inducing_start": OneOf(INDUCING_STARTS),
     "train_inducing": Boolean(),
+    "q_x_form": OneOf(Q_X_FORMS),
     "warm_start": Boolean(),
     "early_stopping": Boolean(),
     "validation_fraction": Real(0, 1, low_open=True, high_open=True, meaning="a fraction of the training rows"),
@@ -229,7 +230,8 @@ def model_spec(est: Any) -> ModelSpec:
                      prior_variance=float(est.prior_variance), input_prior=input_prior_used(est) or "broad",
                      prior_components=int(est.prior_components), hidden_sizes=tuple(int(h) for h in est.hidden_sizes),
                      initial_learned_variance=float(est.initial_learned_variance),
-                     inducing_start=est.inducing_start, train_inducing=bool(est.train_inducing), seed=_model_seed(est))
+                     inducing_start=est.inducing_start, train_inducing=bool(est.train_inducing),
+                     q_x_form=est.q_x_form, seed=_model_seed(est))
 
 
 def _model_seed(est: Any) -> int:

@@ -24,7 +24,9 @@ q(x_i) is parameterised relative to a base (m_i, V~_i), the prior's label-free p
 p(x_i | x~_i) (``prior.base``): mean m + sqrt(V~) a, variance V~ exp(b).  With a = b = 0
 it starts at that posterior (for the broad prior, m = x~ and V~ = V s / (V + s)); in
 noiseless dimensions V~ = 0 pins it to x~; and a, b stay well scaled whatever the size of
-the error bars.
+the error bars.  NIMGP also takes paper 001's authors' form (``q_x_form="free"``): mean x~ + a,
+variance 1e-5 exp(b), i.e. a free mean and log-variance per row started at x~ and 1e-5, whose
+Adam steps are in the inputs' own units, whatever the error bars.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import tensorflow as tf
 from check_shapes import check_shapes
 
 from gpal.models.input_prior import BroadPrior, MixturePrior, prior_from_config
-from gpal.registry import BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES
+from gpal.registry import BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, Q_X_FORMS
 
 __all__ = [
     "InputNoise",
@@ -51,6 +53,9 @@ __all__ = [
 
 # Rows whose base (p(x_i | x~_i) under a population prior) is computed at once: (rows, K, d, d) temporaries.
 _BASE_ROWS_PER_BLOCK = 1024
+#: Where the free form's q(x_i) variance starts: paper 001's authors' NIMGP (GPInputNoise at 0e9268a,
+#: gp_input_noise/nimgpc_learn_noise.py:57-58, its mean at the noisy input).
+FREE_Q_START_VARIANCE = 1e-5
 
 
 # ----------------------------------------------------------------- closed forms
@@ -87,6 +92,9 @@ class InputNoise(gpflow.base.Module):
     #: Whether the conjugate schemes of the augmented logistic-softmax model (``inference="cavi"`` /
     #: ``"natural_gradient"``), which model exact inputs, can train a model of this strategy.
     conjugate_inference = False
+    #: The parameterisations of q(x_i) the strategy takes (``q_x_form``, `gpal.registry.Q_X_FORMS`); one
+    #: without a q(x_i) per row has only the default, which changes nothing for it.
+    q_x_forms: tuple[str, ...] = Q_X_FORMS[:1]
 
     @classmethod
     def build(cls, *, num_data: int, num_features: int, num_classes: int, prior_variance: float,
@@ -339,11 +347,9 @@ class _GaussianInputs(InputNoise):
         # Noiseless dimensions compute with stand-ins (mean x~, variances 1) and are masked out
         # afterwards, so that no value or gradient there meets sqrt(0) or log(0).
         ones = tf.ones_like(V)
-        base_mean, base_var = self.prior.base(X, V) if base is None else base
-        base_mean = tf.where(noisy, base_mean, X)
-        base_var = tf.where(noisy, base_var, ones)
-        q_mean = base_mean + tf.sqrt(base_var) * a
-        q_var = base_var * tf.exp(b)
+        q_mean, q_var = self.q_moments(X, V, a, b, base)
+        q_mean = tf.where(noisy, q_mean, X)
+        q_var = tf.where(noisy, q_var, ones)
         sample = tf.where(noisy, q_mean + tf.sqrt(q_var) * noise, X)
         observed = expected_log_observation(q_mean - X, q_var, tf.where(noisy, V, ones))
         observed = tf.where(noisy, observed, tf.zeros_like(observed))
@@ -351,6 +357,21 @@ class _GaussianInputs(InputNoise):
         if sample_weight is not None:
             observed, neg_kl = observed * sample_weight[:, None], neg_kl * sample_weight
         return sample, tf.reduce_sum(observed) + tf.reduce_sum(neg_kl)
+
+    def q_moments(self, X: tf.Tensor, V: tf.Tensor, a: tf.Tensor, b: tf.Tensor,
+                  base: tuple[tf.Tensor, tf.Tensor] | None = None) -> tuple[tf.Tensor, tf.Tensor]:
+        """Mean and variance of q(x_i), each (B, d), from the offsets (a, b): relative to the prior's base (m, V~),
+        m + sqrt(V~) a and V~ exp(b) (``base``: the rows' ``base_table`` entries; default computed here).
+        Meaningful in the noisy dimensions only (``sample_and_terms`` replaces the rest).
+
+        Returns
+        -------
+        q_mean, q_var : tf.Tensor
+            (B, d) each.
+        """
+        base_mean, base_var = self.prior.base(X, V) if base is None else base
+        base_var = tf.where(V > 0, base_var, tf.ones_like(V))  # noiseless: a stand-in, never sqrt(0)'s gradient
+        return base_mean + tf.sqrt(base_var) * a, base_var * tf.exp(b)
 
     def training_noise(self, X, seed):
         return tf.random.stateless_normal(tf.shape(X), seed=seed, dtype=X.dtype)
@@ -396,14 +417,21 @@ class LatentInputs(_GaussianInputs):
     >>> strategy.name, [tuple(v.numpy().shape) for v in strategy.per_point_variables]   # (a_i, b_i) per row
     ('latent', [(5, 2), (5, 2)])
     >>> strategy.get_config()
-    {'name': 'latent', 'prior_variance': 1000.0, 'num_data': 5, 'num_features': 2}
+    {'name': 'latent', 'prior_variance': 1000.0, 'num_data': 5, 'num_features': 2, 'q_x_form': 'relative'}
+
+    ``q_x_form="free"`` is paper 001's authors' q(x_i): a free mean and log-variance per row, started at the
+    noisy input and a variance of ``FREE_Q_START_VARIANCE`` (1e-5) instead of at p(x_i | x~_i).
     """
 
     name = "latent"
+    q_x_forms = Q_X_FORMS
 
     def __init__(self, num_data: int, num_features: int, prior_variance: float = BROAD_PRIOR_VARIANCE,
-                 population_prior: "MixturePrior | dict | None" = None):
+                 population_prior: "MixturePrior | dict | None" = None, q_x_form: str = Q_X_FORMS[0]):
         super().__init__(prior_variance, name=self.name, population_prior=population_prior)
+        if q_x_form not in Q_X_FORMS:
+            raise ValueError(f"q_x_form must be one of {list(Q_X_FORMS)}; got {q_x_form!r}")
+        self.q_x_form = q_x_form
         self.num_data = int(num_data)
         self.num_features = int(num_features)
         # Plain variables, not gpflow Parameters: gathering rows straight from a variable
@@ -416,8 +444,19 @@ class LatentInputs(_GaussianInputs):
         self.q_log_scale = tf.Variable(zeros, dtype=tf.float64, shape=shape, name="q_x_log_variance_ratio")
 
     @classmethod
-    def build(cls, *, num_data, num_features, num_classes, prior_variance, population_prior, hidden_sizes, seed):
-        return cls(num_data, num_features, prior_variance, population_prior)
+    def build(cls, *, num_data, num_features, num_classes, prior_variance, population_prior, hidden_sizes, seed,
+              q_x_form=Q_X_FORMS[0]):
+        return cls(num_data, num_features, prior_variance, population_prior, q_x_form)
+
+    @property
+    def has_base_table(self) -> bool:
+        """The free form starts from x~ and a constant, and needs no table of p(x_i | x~_i)."""
+        return self.q_x_form == "relative" and super().has_base_table
+
+    def q_moments(self, X, V, a, b, base=None):
+        if self.q_x_form == "relative":
+            return super().q_moments(X, V, a, b, base)
+        return X + a, FREE_Q_START_VARIANCE * tf.exp(b)
 
     @property
     def per_point_variables(self) -> tuple[tf.Variable, ...]:
@@ -433,7 +472,8 @@ class LatentInputs(_GaussianInputs):
         return tf.gather(self.q_offset, idx), tf.gather(self.q_log_scale, idx)
 
     def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "num_data": self.num_data, "num_features": self.num_features}
+        return {**super().get_config(), "num_data": self.num_data, "num_features": self.num_features,
+                "q_x_form": self.q_x_form}
 
 
 class AmortizedInputs(_GaussianInputs):

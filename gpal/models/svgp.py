@@ -42,6 +42,7 @@ from gpal.registry import (
     INITIAL_LEARNED_VARIANCE,
     INPUT_NOISE,
     INPUT_PRIORS,
+    Q_X_FORMS,
     SVGP_NUM_INDUCING,
 )
 
@@ -343,6 +344,7 @@ def build_model(
     initial_learned_variance: float = INITIAL_LEARNED_VARIANCE,
     inducing_start: str = INDUCING_STARTS[0],
     train_inducing: bool = True,
+    q_x_form: str = Q_X_FORMS[0],
     jitter: float = DEFAULT_JITTER,
     seed: int = 0,
 ) -> NoisySVGP:
@@ -357,6 +359,8 @@ def build_model(
     or an instance holding no variables, copied (`gpal.models.input_noise_setting.strategy_class`).  ``likelihood``
     defaults to the product's (``gpal.registry.DEFAULT_LIKELIHOOD``, as ``NoisyGPClassifier``'s);
     ``likelihood_options`` go to the likelihood it names (e.g. ``{"epsilon": 1e-3}`` for robust-max).
+    ``q_x_form``: NIMGP's q(x_i) relative to p(x_i | x~_i) ("relative"), or paper 001's authors' free mean and
+    log-variance per row ("free", `gpal.models.input_noise.LatentInputs`); refused for a strategy without it.
 
     Returns
     -------
@@ -365,6 +369,11 @@ def build_model(
     """
     kind = strategy_class(input_noise)
     OneOf(INPUT_PRIORS).check("input_prior", input_prior)
+    OneOf(Q_X_FORMS).check("q_x_form", q_x_form)
+    if q_x_form not in kind.q_x_forms:
+        raise ValueError(f"q_x_form={q_x_form!r} is paper 001's (Villacampa-Calvo et al. 2021) authors' q(x_i) of "
+                         f"NIMGP, a free mean and log-variance for each training row; it needs a strategy with one "
+                         f"per row (input_noise='latent'), got input_noise={input_noise!r}")
     n, d = X.shape
     lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
     L = lik.num_latent(num_classes)
@@ -384,6 +393,6 @@ def build_model(
         population = population_priors.fit_mixture_prior(*(prior_inputs or (X, X_var)), prior_components, seed)
     strategy = make_strategy(input_noise, num_data=n, num_features=d, num_classes=num_classes,
                              prior_variance=prior_variance, population_prior=population, hidden_sizes=hidden_sizes,
-                             seed=seed)
+                             seed=seed, **({} if q_x_form == Q_X_FORMS[0] else {"q_x_form": q_x_form}))
     nv = NoiseVariance(noise_variance, d, initial_learned_variance) if strategy.uses_noise_variance else None
     return NoisySVGP(LatentGPs(kernels, Z, jitter, train_inducing), strategy, lik, nv, n, num_classes)

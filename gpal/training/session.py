@@ -48,6 +48,7 @@ class ModelSpec:
     inducing_start: str
     seed: int
     train_inducing: bool = True
+    q_x_form: str = "relative"
 
     def build(self, Z: np.ndarray, Z_var: np.ndarray, y: np.ndarray, num_classes: int,
               prior_inputs: tuple[np.ndarray, np.ndarray] | None = None) -> Any:

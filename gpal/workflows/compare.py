@@ -167,12 +167,14 @@ class EstimatorFactory:
 
 def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int,
                 noisy_input: Mapping[str, Any] | None = None, kernel: str | None = None,
-                options: Mapping[str, Any] | None = None) -> Any:
-    """The experiments-runner spec (parameter dict or factory) of one method on ``n_train`` rows.
+                options: Mapping[str, Any] | None = None, n_rows: int | None = None) -> Any:
+    """The experiments-runner spec (parameter dict or factory) of one method on ``n_train`` rows of a data set of
+    ``n_rows`` (training and test; None: ``n_train``).
 
     ``options``: estimator settings that replace the method's own (the workflow's ``method_options``).
     """
-    spec = _method_spec(name, n_train, epochs, iters, num_inducing, noisy_input, kernel)
+    spec = _method_spec(name, n_train, epochs, iters, num_inducing, noisy_input, kernel,
+                        n_train if n_rows is None else n_rows)
     if not options:
         return spec
     if isinstance(spec, EstimatorFactory):
@@ -182,7 +184,7 @@ def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: 
 
 
 def _method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int,
-                 noisy_input: Mapping[str, Any] | None, kernel: str | None) -> Any:
+                 noisy_input: Mapping[str, Any] | None, kernel: str | None, n_rows: int) -> Any:
     """`method_spec` without options.
 
     The noisy-input paper's methods (MGP, NIMGP, NIMGP-NN, NIMGP-FO) take every setting from
@@ -195,7 +197,7 @@ def _method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing:
     if name in NOISY_INPUT_METHODS:
         if noisy_input is None:
             raise ValueError(f"method {name!r} needs the noisy_input settings (the workflow's noisy_input block)")
-        return classifier_params([name], dict(noisy_input), n_train)[name]
+        return classifier_params([name], dict(noisy_input), n_train, n_rows)[name]
     if name.startswith("svgp-"):
         likelihood = name[len("svgp-") :]
         options = {}
@@ -411,7 +413,7 @@ def run_comparison(
         n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
         specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input,
-                                kernel if m.startswith("svgp-") else None, method_options.get(m))
+                                kernel if m.startswith("svgp-") else None, method_options.get(m), ds.n_samples)
                  for m in usable}
         folder = out / tag
         if specs:

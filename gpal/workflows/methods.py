@@ -16,19 +16,23 @@ from typing import Any, Mapping
 from gpal.constraints import AnyOf, ListOf, OneOf
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.estimators.settings import estimator_settings
+from gpal.registry import INPUT_NOISE, Q_X_FORMS
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, select_methods
 from gpal.workflows.schema import Field, fields_from_settings
 
-__all__ = ["AUTO", "TRAINING", "classifier_params", "methods_field", "num_inducing_for", "training_schema"]
+__all__ = ["AUTO", "AUTO_ALL_ROWS", "TRAINING", "classifier_params", "methods_field", "num_inducing_for", "training_schema"]
 
 AUTO = "auto"
+#: ``num_inducing`` as paper 001's authors' UCI scripts set it: min(100, 5 % of all the data set's rows, training and
+#: test; GPInputNoise experiments/uci/*/test_real.py, the inducing rows' size), where ``AUTO`` counts the training rows.
+AUTO_ALL_ROWS = "auto_all_rows"
 
 #: The ``training`` block: the NoisyGPClassifier parameters a noisy-input workflow may set. Each field's
 #: constraint, default and meaning are the estimator's own (`gpal.estimators.settings`); ``num_inducing``
 #: also takes 'auto', the paper's rule (`num_inducing_for`).
 TRAINING = ("noise_variance", "likelihood", "num_inducing", "batch_size", "epochs", "learning_rate", "n_samples",
             "prior_variance", "hidden_sizes", "likelihood_options", "standardize", "kernel",
-            "initial_learned_variance", "inducing_start", "tol")
+            "initial_learned_variance", "inducing_start", "q_x_form", "tol")
 
 
 #: The training settings a workflow starts from where the estimator's defaults are the main job's instead: the values
@@ -52,21 +56,41 @@ def training_schema(**defaults: Any) -> dict[str, Field]:
     fields = fields_from_settings(estimator_settings(NoisyGPClassifier(), TRAINING),
                                   **{**WORKFLOW_TRAINING, **defaults})
     inducing = fields["num_inducing"]
-    fields["num_inducing"] = replace(inducing, constraint=AnyOf((OneOf([AUTO]), inducing.constraint)),
-                                     doc=f"{inducing.doc}; or '{AUTO}' = min(100, 5% of the training rows)")
+    fields["num_inducing"] = replace(inducing, constraint=AnyOf((OneOf([AUTO, AUTO_ALL_ROWS]), inducing.constraint)),
+                                     doc=f"{inducing.doc}; or '{AUTO}' = min(100, 5% of the training rows), or "
+                                         f"'{AUTO_ALL_ROWS}' = min(100, 5% of all the rows, training and test, as "
+                                         "paper 001's authors count them)")
     return fields
 
 
-def num_inducing_for(training: Mapping[str, Any], n_train: int) -> int:
-    """The ``num_inducing`` setting with 'auto' resolved as in the paper: min(100, 5% of N)."""
+def num_inducing_for(training: Mapping[str, Any], n_train: int, n_rows: int | None = None) -> int:
+    """The ``num_inducing`` setting with 'auto' resolved as in the paper, min(100, 5% of the ``n_train`` training
+    rows), and 'auto_all_rows' as its authors' scripts, min(100, 5% of the data set's ``n_rows``)."""
     value = training["num_inducing"]
+    if value == AUTO_ALL_ROWS:
+        if n_rows is None:
+            raise ValueError(f"num_inducing={AUTO_ALL_ROWS!r} counts a data set's training and test rows, which this "
+                             f"workflow does not split; use {AUTO!r} (5% of the training rows) or a number")
+        return max(1, min(100, int(0.05 * n_rows)))
     return max(1, min(100, int(0.05 * n_train))) if value == AUTO else int(value)
 
 
-def classifier_params(methods: list[str], training: Mapping[str, Any], n_train: int) -> dict[str, dict[str, Any]]:
-    """Method name -> NoisyGPClassifier parameters (no seed: the runner gives each unit its own)."""
-    common = {**training, "num_inducing": num_inducing_for(training, n_train),
+def classifier_params(methods: list[str], training: Mapping[str, Any], n_train: int,
+                      n_rows: int | None = None) -> dict[str, dict[str, Any]]:
+    """Method name -> NoisyGPClassifier parameters (no seed: the runner gives each unit its own), for ``n_train``
+    training rows of a data set of ``n_rows`` (None: a workflow that does not split one).
+
+    ``q_x_form`` is the q(x_i) of the methods that have one per training row (NIMGP); the others have none, and
+    run as they would without it.
+    """
+    common = {**training, "num_inducing": num_inducing_for(training, n_train, n_rows),
               "hidden_sizes": tuple(training["hidden_sizes"]), "progress": False}
     if common.get("kernel") is None:  # the estimator's default, left unnamed so existing method specs still match
         del common["kernel"]
-    return select_methods(methods, **common)
+    q_x_form = common.pop("q_x_form", Q_X_FORMS[0])
+    params = select_methods(methods, **common)
+    if q_x_form != Q_X_FORMS[0]:  # the default left unnamed, so existing method specs still match
+        for method in params.values():
+            if q_x_form in INPUT_NOISE.get_class(method["input_noise"]).q_x_forms:
+                method["q_x_form"] = q_x_form
+    return params

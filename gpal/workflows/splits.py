@@ -82,7 +82,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     dataset, n_train = dataset_and_training_size(config)
     summary = run_repeated_splits(
         dataset,
-        classifier_params(config["methods"], config["training"], n_train),
+        classifier_params(config["methods"], config["training"], n_train, dataset.n_samples),
         out,
         n_splits=protocol["splits"],
         test_size=protocol["test_size"],

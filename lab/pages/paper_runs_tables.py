@@ -190,24 +190,45 @@ def _gpcsm_early(record: Mapping) -> list[tuple[str, ...]]:
             for row in record["rows"]]
 
 
-#: Paper 001's waveform run from the authors' input-variance and inducing starts with gpal's kernel start.
+#: Paper 001's waveform runs from the authors' input-variance and inducing starts with gpal's kernel start, and
+#: from all the authors' starts, the kernel's too, with gpal's NIMGP q(x) and M.
 _UCI_AUTHORS_INPUTS = "lab/studies/records/papers/paper001_uci_waveform_authors.json"
+_UCI_AUTHORS_KERNEL = "lab/studies/records/papers/paper001_uci_waveform_authors_kernel.json"
 
 
 def _uci_starts(record: Mapping) -> list[tuple[str, ...]]:
-    """Paper 001's Table 5 NLLs where the authors' starts were rerun, mean ± SE: the paper's, gpal's from its own
+    """Paper 001's Table 5 NLLs where the authors' settings were rerun, mean ± SE: the paper's, gpal's from its own
     starts (the papers page's record of the same splits), from the authors' input-variance and inducing starts
-    with gpal's kernel start (`_UCI_AUTHORS_INPUTS`), and from all the authors' starts, the kernel's too (this
-    record)."""
+    with gpal's kernel start (`_UCI_AUTHORS_INPUTS`), from all the authors' starts, the kernel's too
+    (`_UCI_AUTHORS_KERNEL`), and with NIMGP's q(x) and M as the authors' too (this record)."""
     (name,) = record["settings"]["datasets"]
-    own, inputs = (_nll_rows(json.loads((ROOT / path).read_text(encoding="utf-8")))
-                   for path in (f"{PAGE_RECORDS}001_uci_input_noise.{name}.json", _UCI_AUTHORS_INPUTS))
+    own, inputs, kernel = (_nll_rows(json.loads((ROOT / path).read_text(encoding="utf-8")))
+                           for path in (f"{PAGE_RECORDS}001_uci_input_noise.{name}.json", _UCI_AUTHORS_INPUTS,
+                                        _UCI_AUTHORS_KERNEL))
 
     def cell(r: Mapping) -> str:
         return f"{r['gpal_mean']:.3f} ± {r['gpal_se']:.3f} ({r['n']})"
 
-    return [(r["setting"], r["method"], f"{r['paper_mean']:.3f}", cell(own[key]), cell(inputs[key]), cell(r))
-            for key, r in _nll_rows(record).items() if r["n"]]
+    return [(r["setting"], r["method"], f"{r['paper_mean']:.3f}", cell(own[key]), cell(inputs[key]),
+             cell(kernel[key]), cell(r)) for key, r in _nll_rows(record).items() if r["n"]]
+
+
+#: The pairs of paper 001's claims on NIMGP at injected noise (sec. 5.3, Table 5), each method minus the other.
+_UCI_PAIRS = (("NIMGP-NN", "NIMGP"), ("NIMGP-FO", "NIMGP"), ("NIMGP-FO", "MGP"), ("NIMGP", "MGP"))
+
+
+def _uci_paired(record: Mapping, pairs: Sequence[tuple[str, str]] = _UCI_PAIRS) -> list[tuple[str, ...]]:
+    """A paper 001 run's methods set against another run's or its own split by split (`bench_paper_runs.py
+    --paired`): the test NLL difference's mean and 95 % t interval for each of ``pairs``."""
+    rows = {(r["dataset"], r["method"], r["against"]): r for r in record["paired"]["rows"] if r["metric"] == "nll"}
+    return [(dataset.replace("/noise_", "/"), f"{a} − {b}", str(len(r["splits"])), _interval((r["mean"], r["low"], r["high"])))
+            for dataset in dict.fromkeys(d for d, _, _ in rows) for a, b in pairs
+            if (r := rows.get((dataset, a, b)))]
+
+
+def _uci_same_method(record: Mapping) -> list[tuple[str, ...]]:
+    """Each method of one paper 001 run minus the same method of another on the same splits."""
+    return _uci_paired(record, [(m, m) for m in ("MGP", "NIMGP", "NIMGP-NN", "NIMGP-FO")])
 
 
 def _nll_rows(record: Mapping) -> dict:
@@ -258,6 +279,32 @@ def _gplib_alone(record: Mapping) -> list[tuple[str, ...]]:
     """gplib's own methods, run alone: mean test accuracy and NLL over the splits."""
     names = {m.removeprefix("vi-"): label for m, label in _VI}
     return [(_gplib_label(row), names[row["method"]], _pair(row["gplib"])) for row in record["summary"]]
+
+
+#: Paper 002's "vi-JJ-full cannot converge to a reasonable quality": behind by more than this in accuracy
+#: (MARGIN of lab/studies/bench_paper002_curves.py, declared before the runs).
+_JJ_FULL_MARGIN = 0.02
+
+
+def _gplib_jj_full_lead(record: Mapping) -> list[tuple[str, ...]]:
+    """gplib's vi-Taylor minus its vi-JJ-full, split by split on the same splits: mean and 95 % t interval of the
+    accuracy and NLL differences, and the accuracy lead against the claim's margin (reproduced above it,
+    contradicted below it, else not resolved)."""
+    from labkit.verdicts import interval
+
+    units = {(u["method"], u["split"]): u for u in record["units"] if u["side"] == "gplib" and u["accuracy"] is not None}
+    splits = sorted(k for m, k in units if m == "taylor" and ("jj-full", k) in units)
+    leads = {}
+    for metric in ("accuracy", "nll"):
+        d = [units[("taylor", k)][metric] - units[("jj-full", k)][metric] for k in splits]
+        mean = sum(d) / len(d)
+        se = (sum((x - mean) ** 2 for x in d) / (len(d) - 1) / len(d)) ** 0.5
+        leads[metric] = (mean, *interval(mean, se, len(d) - 1))
+    mean, low, high = leads["accuracy"]
+    verdict = "reproduced" if low > _JJ_FULL_MARGIN else "contradicted" if high < _JJ_FULL_MARGIN else "not resolved"
+    (name,) = {u["dataset"] for u in record["units"]}
+    return [(f"{name} ({len(splits)} splits)", _interval(leads["accuracy"]), _interval(leads["nll"]),
+             f"{_JJ_FULL_MARGIN:g}", verdict)]
 
 
 def _grid(record: Mapping) -> list[tuple[str, ...]]:
@@ -562,10 +609,20 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
          "rule"), ("---:", "---", "---", "---", "---", "---"), _gpcsm_early),
     "uci_authors_starts": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
-        "lab/studies/records/papers/paper001_uci_waveform_authors_kernel.json",
+        "lab/studies/records/papers/paper001_uci_waveform_authors_q.json",
         ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)",
-         "gpal, the authors' input and inducing starts", "gpal, all the authors' starts, the kernel's too"),
-        ("---", "---", "---:", "---", "---", "---"), _uci_starts),
+         "gpal, the authors' input and inducing starts", "gpal, all the authors' starts, the kernel's too",
+         "gpal, the authors' starts, NIMGP's q(x) and M"),
+        ("---", "---", "---:", "---", "---", "---", "---"), _uci_starts),
+    "uci_authors_q_paired": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        "lab/studies/records/papers/paper001_uci_waveform_authors_q_runs.json",
+        ("setting", "test NLL", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_paired),
+    "uci_q_and_m_paired": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        "lab/studies/records/papers/paper001_uci_waveform_authors_q_vs_kernel.json",
+        ("setting", "test NLL, the authors' q(x) and M − gpal's", "splits", "mean, 95 % t interval"),
+        ("---", "---", "---:", "---"), _uci_same_method),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",
@@ -578,6 +635,10 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
     "izmailov_gplib_all_rows": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_gplib", "lab/studies/records/papers/paper002_gplib_magic_all.json",
         ("data set", "method", "gplib: accuracy / NLL"), ("---", "---", "---"), _gplib_alone),
+    "izmailov_gplib_jj_full_lead": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_gplib", "lab/studies/records/papers/paper002_gplib_magic_all.json",
+        ("data set", "vi-Taylor − vi-JJ-full accuracy, 95 % t interval", "NLL, 95 % t interval",
+         "accuracy lead the claim needs", "the claim"), ("---", "---", "---", "---:", "---"), _gplib_jj_full_lead),
     "izmailov_first_authors": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9_authors.json",

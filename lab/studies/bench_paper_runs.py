@@ -43,7 +43,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -59,8 +59,9 @@ SUMMARISED = {"accuracy": 3, "nll": 3, "ece": 3, "train_seconds": 1}
 RECORD_DIGITS = 4
 
 
-def split_measures(unit: dict[str, Any], path: Path) -> dict[str, float]:
-    """One unit's measures from its test rows' probabilities, checked against the unit's own NLL and error."""
+def split_measures(unit: dict[str, Any], path: Path, ece: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """One unit's measures from its test rows' probabilities, checked against the unit's own NLL and error; the ECE
+    as the run declares it (its workflow's ``ece`` block, a paper's definition; None: gpal's)."""
     from gpal.evaluation.calibration import expected_calibration_error
 
     try:
@@ -75,7 +76,7 @@ def split_measures(unit: dict[str, Any], path: Path) -> dict[str, float]:
     cost = -np.log(np.maximum(proba[np.arange(y.size), y], np.finfo(float).tiny))
     right = proba.argmax(axis=1) == y
     measures = {"accuracy": float(right.mean()), "nll": float(cost.mean()),
-                "ece": expected_calibration_error(y, proba), "train_seconds": seconds,
+                "ece": expected_calibration_error(y, proba, **(ece or {})), "train_seconds": seconds,
                 "confidence_mean": float(proba.max(axis=1).mean()), "confidence_max": float(proba.max()),
                 "nll_correct_rows": float(cost[right].sum() / y.size),
                 "nll_wrong_rows": float(cost[~right].sum() / y.size), "n_test": int(y.size)}
@@ -94,18 +95,21 @@ def read_run(run: Path) -> dict[str, Any]:
                          "(gpal workflow papers/<name> --out FOLDER)")
     record = json.loads(record_path.read_text(encoding="utf-8"))
     order = list(record.get("settings", {}).get("methods", []))  # the workflow's order, as its own tables
+    ece = record.get("settings", {}).get("ece")  # the ECE the run's workflow declares (a record before it: gpal's)
     datasets: dict[str, dict[str, Any]] = {}
-    for folder in sorted(p for p in run.iterdir() if (p / "units").is_dir()):
+    # a data set's units, or with injected noise a level's (<data set>/noise_<level>/units, named so)
+    for folder in sorted({p.parent for p in (*run.glob("*/units"), *run.glob("*/*/units")) if p.is_dir()}):
+        name = folder.relative_to(run).as_posix()
         method_dirs = sorted((p for p in (folder / "units").iterdir() if p.is_dir()),
                              key=lambda p: (order.index(p.name) if p.name in order else len(order), p.name))
         for method_dir in method_dirs:
             units = sorted(method_dir.glob("split_*.json"))
-            splits = {int(p.stem.split("_")[1]): split_measures(json.loads(p.read_text(encoding="utf-8")), p)
+            splits = {int(p.stem.split("_")[1]): split_measures(json.loads(p.read_text(encoding="utf-8")), p, ece)
                       for p in units}
             if splits:
-                datasets.setdefault(folder.name, {})[method_dir.name] = {"splits": splits}
+                datasets.setdefault(name, {})[method_dir.name] = {"splits": splits}
     if not datasets:
-        raise ValueError(f"{run}: no finished units (expected <data set>/units/<method>/split_*.json)")
+        raise ValueError(f"{run}: no finished units (expected <data set>[/noise_<level>]/units/<method>/split_*.json)")
     for methods in datasets.values():
         for entry in methods.values():
             values = {k: np.array([s[k] for s in entry["splits"].values()]) for k in SUMMARISED}

@@ -171,3 +171,28 @@ def test_a_table_record_of_uneven_splits_or_uncommitted_source_is_refused(script
     dirty = _both_methods_on_two_splits(tmp_path / "d", commit="abc+dirty")
     with pytest.raises(ValueError, match="were made at 'abc\\+dirty'"):
         script.table_record(script.read_run(dirty), "s.yaml", "cmd")
+
+
+def test_the_ece_is_the_one_the_run_declares(script, tmp_path):
+    """A run whose workflow declares another paper's ECE (its ``ece`` block) is scored in it; a run declaring none in
+    gpal's, as the compare workflow scores it."""
+    from gpal.evaluation.calibration import expected_calibration_error
+
+    run = _run(tmp_path)
+    declared = {"n_bins": 10, "confidence": "midpoint", "binary": "positive", "empty_bins": "count"}
+    plain = script.read_run(run)["datasets"]["toy"]["a"]["splits"][0]["ece"]
+    record = json.loads((run / "measurements.json").read_text())
+    record["settings"]["ece"] = declared
+    (run / "measurements.json").write_text(json.dumps(record))
+    theirs = script.read_run(run)["datasets"]["toy"]["a"]["splits"][0]["ece"]
+    y, proba = [0, 1, 0, 1], [[0.9, 0.1], [0.4, 0.6], [0.7, 0.3], [0.8, 0.2]]
+    assert plain == pytest.approx(expected_calibration_error(y, proba))
+    assert theirs == pytest.approx(expected_calibration_error(y, proba, **declared)) and theirs != pytest.approx(plain)
+
+
+def test_a_run_with_injected_noise_levels_is_read_level_by_level(script, tmp_path):
+    run = _run(tmp_path)
+    _unit(run / "wave" / "noise_0.25", "a", 0, [1, 0], [[0.3, 0.7], [0.6, 0.4]])
+    datasets = script.read_run(run)["datasets"]
+    assert set(datasets) == {"toy", "wave/noise_0.25"}
+    assert datasets["wave/noise_0.25"]["a"]["splits"][0]["accuracy"] == 1.0

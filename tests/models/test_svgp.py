@@ -522,3 +522,73 @@ def test_an_unknown_inducing_start_is_refused_by_name():
     X, y, _ = _data()
     with pytest.raises(ValueError, match="inducing_start.*random_per_latent"):
         build_model(X, y, num_classes=C, num_inducing=8, inducing_start="random")
+
+
+# ------------------------------------------------------------ paper 001's authors' q(x_i)
+def test_free_q_x_starts_at_the_observation_with_the_authors_variance_and_its_terms_match_monte_carlo():
+    """q_x_form='free': q(x_i) = N(x~ + a, 1e-5 exp(b)); its draws and its extra ELBO terms
+    E_q log N(x~ | x, V) - KL(q || N(0, s)) checked against numpy draws of that Gaussian."""
+    from gpal.models.input_noise import FREE_Q_START_VARIANCE
+
+    n, s = 3, 1000.0
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(n, 2))
+    V = np.column_stack([np.full(n, 0.25), np.full(n, 0.04)])
+    strategy = LatentInputs(num_data=n, num_features=2, prior_variance=s, q_x_form="free")
+    idx = tf.range(n)
+    # at the start: mean the observation, variance the authors' 1e-5, whatever V; a draw is mean + sd * noise
+    noise = rng.normal(size=(n, 2))
+    sample, _ = strategy.sample_and_terms(_t(X), _t(V), *strategy.offsets(None, None, idx), _t(noise))
+    np.testing.assert_allclose(sample.numpy(), X + np.sqrt(1e-5) * noise, rtol=1e-12)
+    assert FREE_Q_START_VARIANCE == 1e-5
+    # moved: the closed-form terms against Monte Carlo over 400 000 draws of q
+    a, b = rng.normal(size=(n, 2)), rng.normal(loc=3.0, size=(n, 2))
+    strategy.q_offset.assign(a)
+    strategy.q_log_scale.assign(b)
+    _, extra = strategy.sample_and_terms(_t(X), _t(V), *strategy.offsets(None, None, idx), _t(noise))
+    mean, var = X + a, 1e-5 * np.exp(b)
+    x = mean + np.sqrt(var) * rng.normal(size=(400_000, n, 2))
+    log_obs = -0.5 * np.log(2 * np.pi * V) - 0.5 * (X - x) ** 2 / V
+    log_prior = -0.5 * np.log(2 * np.pi * s) - 0.5 * x**2 / s
+    log_q = -0.5 * np.log(2 * np.pi * var) - 0.5 * (x - mean) ** 2 / var
+    per_draw = (log_obs + log_prior - log_q).sum(axis=(1, 2))
+    assert abs(extra.numpy() - per_draw.mean()) < 4 * per_draw.std() / np.sqrt(len(per_draw))
+    # the relative form from the same offsets is another q: its variance scales with V
+    relative = LatentInputs(num_data=n, num_features=2, prior_variance=s)
+    q_var = relative.q_moments(_t(X), _t(V), _t(a), _t(b))[1].numpy()
+    np.testing.assert_allclose(q_var, V * s / (V + s) * np.exp(b))
+
+
+def test_free_q_x_keeps_a_noiseless_feature_exact():
+    strategy = LatentInputs(num_data=4, num_features=2, q_x_form="free")
+    strategy.q_offset.assign(np.full((4, 2), 0.7))
+    X = _t(np.random.default_rng(4).normal(size=(4, 2)))
+    V = _t(np.column_stack([np.full(4, 0.05), np.zeros(4)]))
+    sample, extra = strategy.sample_and_terms(X, V, *strategy.offsets(X, None, tf.range(4)),
+                                              _t(np.random.default_rng(5).normal(size=(4, 2))))
+    np.testing.assert_array_equal(sample.numpy()[:, 1], X.numpy()[:, 1])
+    np.testing.assert_allclose(sample.numpy()[:, 0], X.numpy()[:, 0] + 0.7, atol=0.02)
+    assert np.isfinite(extra.numpy())
+
+
+@pytest.mark.parametrize("input_noise", ["amortized", "first_order", "none"])
+def test_free_q_x_is_refused_without_a_q_per_row_naming_the_option_and_the_paper(input_noise):
+    X, y, _ = _data()
+    with pytest.raises(ValueError, match=rf"q_x_form='free' is paper 001's.*input_noise='latent'.*{input_noise}"):
+        build_model(X, y, num_classes=C, num_inducing=8, input_noise=input_noise, q_x_form="free",
+                    X_var=np.full_like(X, 0.1))
+    with pytest.raises(ValueError, match="q_x_form.*relative.*free"):
+        build_model(X, y, num_classes=C, num_inducing=8, input_noise="latent", q_x_form="authors")
+
+
+def test_the_two_q_x_forms_never_share_a_compiled_step():
+    """Models that differ only in q_x_form compute differently, so their trace keys (which share compiled training
+    steps and predictors between models) differ; a saved structure rebuilds the form."""
+    from gpal.models.svgp import NoisySVGP
+    from gpal.training.signatures import trace_key
+
+    X, y, _ = _data(n=30)
+    free, relative = (build_model(X, y, num_classes=C, num_inducing=5, input_noise="latent", q_x_form=form,
+                                  X_var=np.full_like(X, 0.1)) for form in ("free", "relative"))
+    assert trace_key(free) != trace_key(relative)
+    assert NoisySVGP.from_structure(free.structure()).strategy.q_x_form == "free"

@@ -67,7 +67,7 @@ def test_paper_001_workflows_start_where_the_authors_code_does(name, block):
     training = dict(load_workflow(PAPERS / f"{name}.yaml").config[block])
     if block == "training":
         training["noise_variance"] = "learned"
-    params = classifier_params(["NIMGP-FO"], training, n_train=40)["NIMGP-FO"]
+    params = classifier_params(["NIMGP-FO"], training, n_train=40, n_rows=44)["NIMGP-FO"]
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))
     y = np.repeat([0, 1, 2], [14, 13, 13])
@@ -96,7 +96,7 @@ def test_paper_001_workflows_start_the_kernel_where_the_authors_code_does(name, 
     def fitted_kernel(overrides=()):
         training = dict(load_workflow(PAPERS / f"{name}.yaml", list(overrides)).config[block])
         training["noise_variance"] = "learned"
-        params = classifier_params(["MGP"], training, n_train=40)["MGP"]
+        params = classifier_params(["MGP"], training, n_train=40, n_rows=44)["MGP"]
         return NoisyGPClassifier(**{**params, "epochs": 0, "num_inducing": 6}).fit(X, y).model_.gp.kernels[0]
 
     rng = np.random.default_rng(3)
@@ -113,3 +113,50 @@ def test_paper_001_workflows_start_the_kernel_where_the_authors_code_does(name, 
     np.testing.assert_allclose(se.variance.numpy(), 1.0)
     with pytest.raises(WorkflowError, match=rf"{block}\.kernel.*se_ard_plus_noise_median"):
         load_workflow(PAPERS / f"{name}.yaml", [f"{block}.kernel=median"])
+
+
+@pytest.mark.parametrize("name, block", [("001_uci_input_noise", "noisy_input"), ("001_synthetic_2d", "training")])
+def test_paper_001_workflows_give_nimgp_the_authors_q_x(name, block):
+    """NIMGP fits the authors' free q(x_i) (mean at the observation, variance 1e-5); the methods without a q(x_i)
+    per row keep their parameters; gpal's relative form is the alternative a --set gives."""
+    import numpy as np
+
+    from gpal import NoisyGPClassifier
+    from gpal.workflows import load_workflow
+    from gpal.workflows.methods import classifier_params
+
+    def params(overrides=()):
+        training = dict(load_workflow(PAPERS / f"{name}.yaml", list(overrides)).config[block])
+        training["noise_variance"] = "known"
+        return classifier_params(["MGP", "NIMGP", "NIMGP-NN"], training, n_train=40, n_rows=44)
+
+    authors, gpal_own = params(), params([f"{block}.q_x_form=relative"])
+    assert authors["NIMGP"]["q_x_form"] == "free" and "q_x_form" not in gpal_own["NIMGP"]
+    for method in ("MGP", "NIMGP-NN"):
+        assert authors[method] == gpal_own[method]
+    rng = np.random.default_rng(0)
+    X, V = rng.normal(size=(40, 2)), np.full((40, 2), 0.2)
+    y = np.repeat([0, 1, 2], [14, 13, 13])
+    model = NoisyGPClassifier(**{**authors["NIMGP"], "epochs": 0, "num_inducing": 6}).fit(X, y, X_var=V).model_
+    Xs = (X - X.mean(0)) / X.std(0)
+    mean, var = model.strategy.q_moments(Xs, V / X.var(0), model.strategy.q_offset, model.strategy.q_log_scale)
+    np.testing.assert_allclose(mean.numpy(), Xs, atol=1e-12)
+    np.testing.assert_allclose(var.numpy(), 1e-5)
+
+
+def test_paper_001_uci_workflow_counts_m_from_all_rows_as_its_authors_do():
+    """M = min(100, 5 % of all rows, training and test) by default there (waveform's 1000 rows: 50, where 5 % of its
+    900 training rows gives 45); gpal's count of the training rows a --set away; refused where no data set is split."""
+    from gpal.workflows import load_workflow
+    from gpal.workflows.compare import method_spec
+    from gpal.workflows.methods import classifier_params
+
+    def m(overrides=()):
+        block = dict(load_workflow(PAPERS / "001_uci_input_noise.yaml", list(overrides)).config["noisy_input"])
+        return method_spec("NIMGP", 900, 1, 1, 1, block, n_rows=1000)["num_inducing"]
+
+    assert (m(), m(["noisy_input.num_inducing=auto"])) == (50, 45)
+    assert classifier_params(["MGP"], {**load_workflow(PAPERS / "001_uci_input_noise.yaml").config["noisy_input"]},
+                             n_train=4000, n_rows=5000)["MGP"]["num_inducing"] == 100
+    with pytest.raises(ValueError, match="auto_all_rows.*training and test rows.*'auto'"):
+        classifier_params(["MGP"], {"num_inducing": "auto_all_rows", "hidden_sizes": [5]}, n_train=40)
