@@ -93,8 +93,8 @@ def test_the_same_words_in_a_workflow_file(tmp_path):
 
     path = tmp_path / "wf.yaml"
     path.write_text("workflow: toy_1d\ntraining:\n  num_inducing: 0\n")
-    with pytest.raises(WorkflowError, match=r"wf\.yaml:3: training\.num_inducing must be one of \['auto'\] or an integer "
-                                            r">= 1; got 0$"):
+    with pytest.raises(WorkflowError, match=r"wf\.yaml:3: training\.num_inducing must be one of "
+                                            r"\['auto', 'auto_all_rows'\] or an integer >= 1; got 0$"):
         load_workflow(path)
 
 
