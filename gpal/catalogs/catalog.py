@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib.resources
-import warnings
 import os
-from collections import Counter
+import threading
+import warnings
+from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -66,7 +67,7 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
             raise FileNotFoundError(
                 f"the {record.name} catalog should be at {path} but is missing; " + (
                     "reinstall gpal" if path.parent == CATALOG_DIR else "check the file of its registered record"))
-        return Catalog.from_file(path)
+        return _release_catalog(path)
     path = Path(key).expanduser()
     try:
         found = path.is_file() or os.path.lexists(path)
@@ -79,6 +80,32 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
     if path.suffix in {".fit", ".fits", ".gz"} or "/" in key or "\\" in key:
         raise FileNotFoundError(f"catalog file not found: {path}")
     raise ValueError(f"unknown catalog release {key!r}; valid names: {list(RELEASES)} (case-insensitive), or a path to a FITS file")
+
+
+#: Releases read by name in this process, by their file's path, size, time and inode.  The main job, `gpal predict`
+#: and `known_about` each read every earlier release for the sources' search history, so a session that runs several
+#: read each file once (0.1-0.4 CPU s a release; 3-8 MB each in memory).
+_RELEASES_READ: "OrderedDict[tuple, Catalog]" = OrderedDict()
+_RELEASES_KEPT = 8
+_RELEASES_LOCK = threading.Lock()
+
+
+def _release_catalog(path: Path) -> "Catalog":
+    """The catalog of a release's file, read once while the file is unchanged; each call gets its own copy, so a
+    caller's changes to its table never reach the next."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    with _RELEASES_LOCK:
+        kept = _RELEASES_READ.get(key)
+        if kept is not None:
+            _RELEASES_READ.move_to_end(key)
+    if kept is None:
+        kept = Catalog.from_file(path)
+        with _RELEASES_LOCK:
+            _RELEASES_READ[key] = kept
+            while len(_RELEASES_READ) > _RELEASES_KEPT:
+                _RELEASES_READ.popitem(last=False)
+    return kept.copy()
 
 
 def _check_unique(path: Path, names: np.ndarray, name_column: str) -> None:
@@ -158,6 +185,14 @@ class Catalog:
         self.class1 = text_values(table[self.columns.class_code])
         # gpal compares the codes case-insensitively
         self.class_codes = np.char.lower(self.class1)
+
+    def copy(self) -> "Catalog":
+        """This catalog with its own copy of the table and of the arrays read from it."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.table = self.table.copy()
+        new.names, new.class1, new.class_codes = self.names.copy(), self.class1.copy(), self.class_codes.copy()
+        return new
 
     @classmethod
     def from_file(cls, path: str | Path) -> "Catalog":

@@ -178,3 +178,30 @@ def test_a_non_editable_install_finds_the_catalogs(tmp_path):
     release, rows, folder, agn = out.stdout.split()
     assert (release, rows, agn) == ("FL16Y", "7224", "3814")  # 4LAC-DR3's two files ship too
     assert Path(folder).resolve().is_relative_to(site.resolve())  # the installed copy, not this checkout
+
+
+def test_a_release_read_by_name_is_read_once_while_its_file_is_unchanged_and_each_load_is_its_own(monkeypatch,
+                                                                                                   tmp_path):
+    from collections import OrderedDict
+
+    import gpal.catalogs.catalog as catalog_module
+
+    monkeypatch.setattr(catalog_module, "_RELEASES_READ", OrderedDict())
+    reads, read = [], catalog_module.read_catalog_file
+    monkeypatch.setattr(catalog_module, "read_catalog_file", lambda path: reads.append(path) or read(path))
+    first, second = load_catalog("3FGL"), load_catalog("3fgl")
+    assert len(reads) == 1 and first.table is not second.table
+    assert np.array_equal(first.names, second.names) and first.provenance() == second.provenance()
+    flux = first.table["Flux1000"]
+    kept = float(flux[0])
+    flux[0], first.names[0], first.class_codes[0] = -1.0, "changed", "changed"  # a caller's changes stay its own
+    third = load_catalog("3FGL")
+    assert len(reads) == 1 and float(third.table["Flux1000"][0]) == kept
+    assert third.names[0] == second.names[0] and third.class_codes[0] == second.class_codes[0]
+    # a file changed in place (its time moved) is read again
+    copy = tmp_path / Path(RELEASES["3FGL"].file).name
+    shutil.copyfile(CATALOG_DIR / RELEASES["3FGL"].file, copy)
+    catalog_module._release_catalog(copy)
+    os.utime(copy, ns=(copy.stat().st_atime_ns, copy.stat().st_mtime_ns + 10**9))
+    catalog_module._release_catalog(copy)
+    assert len(reads) == 3
