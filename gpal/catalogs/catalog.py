@@ -82,7 +82,8 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
     raise ValueError(f"unknown catalog release {key!r}; valid names: {list(RELEASES)} (case-insensitive), or a path to a FITS file")
 
 
-#: Releases read by name in this process, by their file's path, size, time and inode.  The main job, `gpal predict`
+#: Releases read by name in this process, by their file's path, size, time and inode and the registered releases
+#: (which say what a file is: `gpal.register_release` may replace a record).  The main job, `gpal predict`
 #: and `known_about` each read every earlier release for the sources' search history, so a session that runs several
 #: read each file once (0.1-0.4 CPU s a release; 3-8 MB each in memory).
 _RELEASES_READ: "OrderedDict[tuple, Catalog]" = OrderedDict()
@@ -94,7 +95,7 @@ def _release_catalog(path: Path) -> "Catalog":
     """The catalog of a release's file, read once while the file is unchanged; each call gets its own copy, so a
     caller's changes to its table never reach the next."""
     stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino, repr(tuple(RELEASES.items())))
     with _RELEASES_LOCK:
         kept = _RELEASES_READ.get(key)
         if kept is not None:
