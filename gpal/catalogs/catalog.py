@@ -188,7 +188,13 @@ class Catalog:
         self.class_codes = np.char.lower(self.class1)
 
     def copy(self) -> "Catalog":
-        """This catalog with its own copy of the table and of the arrays read from it."""
+        """This catalog with its own copy of the table and of the arrays read from it.
+
+        Returns
+        -------
+        Catalog
+            A catalog whose changes never reach this one.
+        """
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.table = self.table.copy()
