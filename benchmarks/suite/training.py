@@ -1,5 +1,5 @@
-"""Training: one SVI step of the main job's model against its arithmetic, a warm refit, batched fits, the
-estimator's default fit given error bars."""
+"""Training: one SVI step of the main job's model against its arithmetic, a warm refit, batched fits, a fit on new
+data, the estimator's default fit given error bars."""
 
 from __future__ import annotations
 
@@ -84,6 +84,24 @@ class BatchedFits:
         for k, (X, y, X_var) in enumerate(self.data):
             self.make(k).fit(X, y, X_var=X_var)
 
+
+class FitOnNewData:
+    """A default fit given error bars on data the process has not fitted yet (a fold of a cross-validation, a grid
+    search's candidate): its population prior is new, its compiled step and predictor are those of the first fit."""
+
+    timeout = 600
+
+    def setup(self) -> None:
+        self.workload, self.seed = _main_job(), 0
+        self._fit_and_predict()  # the process's first fit traces
+
+    def _fit_and_predict(self) -> None:
+        X, y, X_var = workload_problem(self.workload, seed=self.seed)
+        self.seed += 1  # each call's data (and so its prior) new, as asv repeats the call
+        NoisyGPClassifier(**{**self.workload.params, "epochs": 1}).fit(X, y, X_var=X_var).predict_proba(X, X_var=X_var)
+
+    def time_fit_and_predict(self) -> None:
+        self._fit_and_predict()
 
 
 def _heteroscedastic():
