@@ -101,12 +101,20 @@ def _release_catalog(path: Path) -> "Catalog":
         if kept is not None:
             _RELEASES_READ.move_to_end(key)
     if kept is None:
-        kept = Catalog.from_file(path)
+        kept = Catalog._read(path)
         with _RELEASES_LOCK:
             _RELEASES_READ[key] = kept
             while len(_RELEASES_READ) > _RELEASES_KEPT:
                 _RELEASES_READ.popitem(last=False)
+    _warn_row_count(path, kept.n_rows, stacklevel=4)  # at every load, not only the one that read the file
     return kept.copy()
+
+
+def _warn_row_count(path: Path, n_rows: int, stacklevel: int) -> None:
+    """A warning, pointed at the caller's line, if a known release's file has another row count than published."""
+    expected = {Path(r.file).name: r.rows for r in RELEASES.values() if r.file}.get(path.name)
+    if expected is not None and expected != n_rows:
+        warnings.warn(f"{path.name} has {n_rows} rows; the published file has {expected}", stacklevel=stacklevel)
 
 
 def _check_unique(path: Path, names: np.ndarray, name_column: str) -> None:
@@ -211,11 +219,15 @@ class Catalog:
             The catalog in ``path`` (a warning if a shipped file's row count differs from the published one).
         """
         path = Path(path)
+        catalog = cls._read(path)
+        _warn_row_count(path, catalog.n_rows, stacklevel=3)
+        return catalog
+
+    @classmethod
+    def _read(cls, path: Path) -> "Catalog":
+        """`from_file` without its row-count warning, which `load_catalog` gives at each load of a kept read."""
         catalog = cls(*read_catalog_file(path))
         _check_unique(path, catalog.names, catalog.columns.name)
-        expected = {Path(r.file).name: r.rows for r in RELEASES.values() if r.file}.get(path.name)
-        if expected is not None and expected != catalog.n_rows:
-            warnings.warn(f"{path.name} has {catalog.n_rows} rows; the published file has {expected}", stacklevel=2)
         return catalog
 
     # ----------------------------------------------------------- provenance
