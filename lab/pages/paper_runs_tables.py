@@ -345,6 +345,24 @@ def _paired_same_method(record: Mapping) -> list[tuple[str, ...]]:
             for row in record["paired"]["rows"] if row["method"] == row["against"]]
 
 
+def _kernel_effect(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 002's workflow with gplib's kernel beside the same workflow with SE-ARD (the run it was paired with): per
+    data set and method its mean accuracy and NLL, and each minus SE-ARD's, paired per split with the 95 % t
+    interval."""
+    out = []
+    for name, methods in record["datasets"].items():
+        for method, entry in methods.items():
+            cells = {row["metric"]: row for row in record["paired"]["rows"]
+                     if row["dataset"] == name and row["method"] == method == row["against"]}
+            if not cells:
+                continue
+            means = " / ".join(f"{entry['summary'][k]['mean']:.3f}" for k in ("accuracy", "nll"))
+            out.append((name, f"`{method}`", str(len(cells["nll"]["splits"])), means,
+                        *(f"{cells[k]['mean']:+.3f} [{cells[k]['low']:+.3f}, {cells[k]['high']:+.3f}]"
+                          for k in ("accuracy", "nll"))))
+    return out
+
+
 #: Paper 003's three ranked methods, in the paper's order (GPC ahead of GPD ahead of GPR + Platt).
 _MILIOS_RANKED = ("svgp-softmax-mc", "dirichlet", "gpr-platt")
 
@@ -623,6 +641,11 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper001_uci_waveform_authors_q_vs_kernel.json",
         ("setting", "test NLL, the authors' q(x) and M − gpal's", "splits", "mean, 95 % t interval"),
         ("---", "---", "---:", "---"), _uci_same_method),
+    "izmailov_kernel": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper_runs", "lab/studies/records/papers/paper002_izmailov_kernel.json",
+        ("data set", "method", "splits", "gplib's kernel: accuracy / NLL",
+         "− SE-ARD: accuracy, 95 % t interval", "NLL, 95 % t interval"),
+        ("---", "---", "---:", "---", "---", "---"), _kernel_effect),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",
