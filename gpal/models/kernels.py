@@ -17,9 +17,10 @@ from gpal.models.module_copy import module_copy
 from gpal.registry import KERNELS
 
 __all__ = ["default_kernel", "default_lengthscale", "make_kernel", "matern52_plus_se", "median_distance", "se_ard_plus_noise",
-           "se_ard_plus_noise_median", "se_isotropic"]
+           "se_ard_plus_noise_median", "se_iso_plus_noise", "se_isotropic"]
 
-#: The initial sigma_0^2 of ``se_ard_plus_noise``: small beside the unit signal variance, then learned.
+#: The initial sigma_0^2 of ``se_ard_plus_noise`` and ``se_iso_plus_noise``: small beside the unit signal variance,
+#: then learned.
 INITIAL_NOISE_TERM = 0.01
 
 
@@ -43,6 +44,17 @@ def se_isotropic(n_features: int) -> gpflow.kernels.SquaredExponential:
     for when the features are on comparable scales.
     """
     return gpflow.kernels.SquaredExponential(lengthscales=default_lengthscale(n_features))
+
+
+def se_iso_plus_noise(n_features: int) -> gpflow.kernels.Sum:
+    """Paper 002's first author's kernel (gplib 37560b2, ``gplib/covfun/se.py`` 42, ``covfun/utility.py`` 11-19): SE
+    with one length scale plus a noise term sigma_l^2 I[x = x'], all three learned.
+
+    As in gplib, the noise term adds to K_mm's diagonal and to each point's own prior variance but not to K_nm: it
+    keeps K_mm well conditioned as the length scale grows.  Started at unit signal variance, length scale sqrt(d)
+    and sigma_l^2 = 0.01 (sigma_l = 0.1), the start the study ``paper002_gplib`` gives gplib and gpal alike.
+    """
+    return se_isotropic(n_features) + gpflow.kernels.White(variance=INITIAL_NOISE_TERM)
 
 
 def se_ard_plus_noise(n_features: int) -> gpflow.kernels.Sum:

@@ -146,7 +146,11 @@ def run_workflow(
             return folder
         claim_output_dir(folder, workflow.identity, force=force)
         write_json_atomic(folder / WORKFLOW_FILE, {"source": str(workflow.path), **config})
-        # the command that ran, for its measurements (gpal.workflows.measurements); not part of the identity
-        config["invocation"] = {"source": str(workflow.path), "overrides": [str(o) for o in overrides]}
+        # the command that ran, for its measurements (gpal.workflows.measurements); not part of the identity. A
+        # shipped file goes by its name, which names the same file in any clone (a path would name this one's)
+        from gpal.workflows.shipped import shipped_name
+
+        source = shipped_name(workflow.path) or str(workflow.path)
+        config["invocation"] = {"source": source, "overrides": [str(o) for o in overrides]}
         runner.run(config, folder, executor, progress)
     return folder

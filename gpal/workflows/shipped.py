@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["resolve_workflow", "shipped_dir", "shipped_workflows", "workflow_title"]
+__all__ = ["resolve_workflow", "shipped_dir", "shipped_name", "shipped_workflows", "workflow_title"]
 
 
 def shipped_dir() -> Path:
@@ -34,6 +34,23 @@ def shipped_workflows() -> dict[str, Path]:
     """
     root = shipped_dir()
     return dict(sorted((p.relative_to(root).with_suffix("").as_posix(), p) for p in root.rglob("*.yaml")))
+
+
+def shipped_name(path: str | os.PathLike) -> str | None:
+    """The name of the shipped workflow ``path`` is (``papers/002_izmailov``), or None for a file of one's own.
+
+    A run's record names the workflow it ran by this name, so that its command reads the same, and runs the same
+    file, in every clone and install.
+
+    Returns
+    -------
+    str or None
+        The name `resolve_workflow` takes back to the file.
+    """
+    file, root = Path(path).resolve(), shipped_dir()
+    if file.suffix != ".yaml" or not file.is_relative_to(root):
+        return None
+    return file.relative_to(root).with_suffix("").as_posix()
 
 
 def workflow_title(path: Path) -> str:

@@ -308,20 +308,30 @@ def _gplib_jj_full_lead(record: Mapping) -> list[tuple[str, ...]]:
 
 
 def _grid(record: Mapping) -> list[tuple[str, ...]]:
-    """Paper 002's n × M grid on magic: each vi method's final test accuracy per cell (mean ± SE over its splits)."""
+    """Paper 002's n × M grid on magic: each vi method's final test accuracy per cell (mean ± SE over its splits), at
+    gpal's optimiser and kernel (a table of other settings is named so and left out)."""
     rows = []
     for table in record["tables"]:
-        n, m = re.fullmatch(r"magic_n(\d+)_m(\d+)", table["caption"]).groups()
+        cell = re.fullmatch(r"magic_n(\d+)_m(\d+)", table["caption"])
+        if cell is None:
+            continue
+        n, m = cell.groups()
         cells = {row[0]: row[table["columns"].index("gpal accuracy")] for row in table["rows"]}
         rows.append((n, m, *(cells.get(method, "–") for method, _ in _VI)))
     return rows
 
 
-def _all_rows(record: Mapping) -> list[tuple[str, ...]]:
-    """Paper 002's methods on all of magic at M = 50: final accuracy, NLL and ECE (mean ± SE over the splits)."""
-    table = next(t for t in record["tables"] if t["caption"] == "magic_n15216_m50")
+def _all_rows(record: Mapping, caption: str = "magic_n15216_m50") -> list[tuple[str, ...]]:
+    """Paper 002's methods on all of magic at M = 50: final accuracy, NLL and ECE (mean ± SE over the splits), at
+    gpal's optimiser and kernel or, by ``caption``, other settings'."""
+    table = next(t for t in record["tables"] if t["caption"] == caption)
     names = dict(_VI)
     return [(names.get(row[0], row[0]), *row[1:]) for row in table["rows"]]
+
+
+def _all_rows_authors(record: Mapping) -> list[tuple[str, ...]]:
+    """`_all_rows` with the authors' optimiser and kernel (gplib's scheme, ``se_iso_plus_noise``)."""
+    return _all_rows(record, "magic_n15216_m50_scheme_gplib_kernel_se_iso_plus_noise")
 
 
 def _alpha(record: Mapping) -> list[tuple[str, ...]]:
@@ -343,6 +353,24 @@ def _paired_same_method(record: Mapping) -> list[tuple[str, ...]]:
     return [(f"`{row['method']}`", row["metric"], str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
              f"[{row['low']:+.3f}, {row['high']:+.3f}]")
             for row in record["paired"]["rows"] if row["method"] == row["against"]]
+
+
+def _kernel_effect(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 002's workflow with gplib's kernel beside the same workflow with SE-ARD (the run it was paired with): per
+    data set and method its mean accuracy and NLL, and each minus SE-ARD's, paired per split with the 95 % t
+    interval."""
+    out = []
+    for name, methods in record["datasets"].items():
+        for method, entry in methods.items():
+            cells = {row["metric"]: row for row in record["paired"]["rows"]
+                     if row["dataset"] == name and row["method"] == method == row["against"]}
+            if not cells:
+                continue
+            means = " / ".join(f"{entry['summary'][k]['mean']:.3f}" for k in ("accuracy", "nll"))
+            out.append((name, f"`{method}`", str(len(cells["nll"]["splits"])), means,
+                        *(f"{cells[k]['mean']:+.3f} [{cells[k]['low']:+.3f}, {cells[k]['high']:+.3f}]"
+                          for k in ("accuracy", "nll"))))
+    return out
 
 
 #: Paper 003's three ranked methods, in the paper's order (GPC ahead of GPD ahead of GPR + Platt).
@@ -623,6 +651,11 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper001_uci_waveform_authors_q_vs_kernel.json",
         ("setting", "test NLL, the authors' q(x) and M − gpal's", "splits", "mean, 95 % t interval"),
         ("---", "---", "---:", "---"), _uci_same_method),
+    "izmailov_kernel": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper_runs", "lab/studies/records/papers/paper002_izmailov_kernel.json",
+        ("data set", "method", "splits", "gplib's kernel: accuracy / NLL",
+         "− SE-ARD: accuracy, 95 % t interval", "NLL, 95 % t interval"),
+        ("---", "---", "---:", "---", "---", "---"), _kernel_effect),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",
@@ -647,6 +680,9 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
     "izmailov_all_rows": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves", "lab/pages/records/papers/tables/paper002_curves.json",
         ("method", "final accuracy", "final NLL", "final ECE"), ("---", "---", "---", "---"), _all_rows),
+    "izmailov_all_rows_authors": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_curves", "lab/pages/records/papers/tables/paper002_curves.json",
+        ("method", "final accuracy", "final NLL", "final ECE"), ("---", "---", "---", "---"), _all_rows_authors),
     "izmailov_grid": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves", "lab/pages/records/papers/tables/paper002_curves.json",
         ("training rows", "M", *(label for _, label in _VI)), ("---:", "---:", "---", "---", "---", "---"), _grid),
@@ -685,6 +721,9 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         ("fit", "splits", "test error", "test MNLL", "CPU s"), ("---", "---:", "---", "---", "---"), _ladder),
     "galy_fajou_gap": PrintedTable(
         "papers/004_galy_fajou.md", "paper004_gap", "python lab/studies/bench_paper004_gap.py --n-train 200 500"),
+    "galy_fajou_gap_splits": PrintedTable(
+        "papers/004_galy_fajou.md", "paper004_gap",
+        "python lab/studies/bench_paper004_gap.py --n-train 200 500 --splits 5 --units svi cavi_at_svi_kernels"),
     "fig_4_trajectory": PrintedTable(
         "papers/000_liu.md", "paper000_delta", "python lab/studies/bench_paper000_delta.py trajectory magic --epochs 10"),
     "fig_4_confirm": PrintedTable(

@@ -3,7 +3,8 @@
 training clock of vi-JJ, vi-JJ-full, vi-JJ-hybrid, vi-Taylor and svi, and the orderings its text states.
 
 Protocol (sec. 5.1): features standardised (here on the training split), 80 % train / 20 % test (stratified,
-seeded), squared-exponential kernel (SE-ARD here), inducing inputs the k-means centres and not optimised; vi-JJ,
+seeded), squared-exponential kernel (SE-ARD here; ``--kernel se_iso_plus_noise`` is gplib's, the authors' code's,
+and ``--scheme gplib`` their optimiser), inducing inputs the k-means centres and not optimised; vi-JJ,
 vi-Taylor and vi-JJ-hybrid with n_upd = 3 analytic updates and n_fun = 5 L-BFGS-B evaluations per outer
 iteration; svi with minibatches of 50 on german and about n/100 elsewhere.  Differences: svi is gpal's SVGP with
 the paper-000 logit likelihood (a probit through Gaussian noise of variance 2.897, within 0.009 of the logistic)
@@ -146,13 +147,14 @@ def run(args: argparse.Namespace, commit: str) -> dict[str, Any]:
     specs = [(token.split(":") + [None])[:3] for token in args.datasets.split(",")]
     methods = args.methods.split(",")
     # the authors' optimiser and record (gplib: LogisticBoundGPClassifier's scheme and fit(record=...))
-    authors = {"scheme": "gplib", "record": "authors"} if args.as_authors else {}
+    authors = {"scheme": "gplib", "record": "authors"} if args.as_authors else {"scheme": args.scheme}
+    authors["kernel"] = args.kernel
     warm = make_problem(specs[0][0], args.seed, 200)
     rows = np.random.default_rng(args.seed).permutation(len(warm.y))[:100]  # both classes, whatever the row order
     tiny = Problem("warm-up", warm.X[rows], warm.y[rows], warm.X_test[:20], warm.y_test[:20])
     for m in methods:
         if m == "svi":
-            trace_svi(tiny, 1, 5, 50, args.seed)
+            trace_svi(tiny, 1, 5, 50, args.seed, kernel=args.kernel)
         else:
             trace_vi(tiny, m, 1, 5, args.seed, **authors)
     results = []
@@ -162,7 +164,8 @@ def run(args: argparse.Namespace, commit: str) -> dict[str, Any]:
             traces = {f"vi-{m}": trace_vi(p, m, args.iters, int(M), args.seed + split, **authors)
                       for m in methods if m != "svi"}
             if "svi" in methods:
-                traces["svi"] = trace_svi(p, args.svi_epochs, int(M), paper_batch_size(len(p.y)), args.seed + split)
+                traces["svi"] = trace_svi(p, args.svi_epochs, int(M), paper_batch_size(len(p.y)), args.seed + split,
+                                          kernel=args.kernel)
             for t in traces.values():
                 i = first_index(t.method, args.as_authors)
                 print(f"{name} split {split} {t.method}: first {t.accuracy[i]:.3f} at {t.seconds[i]:.1f} s, "
@@ -207,7 +210,9 @@ def _mean_se(values: list[float]) -> str:
 def kept_record(paths: list[str]) -> dict[str, Any]:
     """The results record of kept runs: a table per (data set, training rows, M), each method's final test
     accuracy, NLL and ECE over the splits, the splits per table in ``settings.splits``.  Each table comes from one
-    kept run, so its numbers share a commit; a table two runs measured, or one split alone (no SE), is refused."""
+    kept run, so its numbers share a commit; a table two runs measured, or one split alone (no SE), is refused.  A
+    run with another optimiser or kernel than gpal's own (``--scheme``, ``--kernel``) names its tables so
+    (``magic_n15216_m50_scheme_gplib_kernel_se_iso_plus_noise``), beside gpal's."""
     from result_records import make_record, make_table
 
     tables, splits, commands, commits, source = [], {}, [], [], []
@@ -216,9 +221,12 @@ def kept_record(paths: list[str]) -> dict[str, Any]:
         if not isinstance(kept, dict) or not {"commit", "settings", "results"} <= set(kept):
             raise ValueError(f"{path}: not a kept run of this script with its commit (keys 'commit', 'settings', "
                              f"'results'); rerun it at a committed source")
+        settings = kept["settings"]
+        scheme, kernel = settings.get("scheme", "gpal"), settings.get("kernel")
+        tag = ("" if scheme == "gpal" else f"_scheme_{scheme}") + ("" if kernel is None else f"_kernel_{kernel}")
         cells: dict[str, list] = {}
         for r in kept["results"]:
-            cells.setdefault(f"{r['dataset']}_n{r['n_train']}_m{r['M']}", []).append(r)
+            cells.setdefault(f"{r['dataset']}_n{r['n_train']}_m{r['M']}{tag}", []).append(r)
         for caption, runs in cells.items():
             if caption in splits or len(runs) < 2:
                 raise ValueError(f"{path}: table {caption} " + ("is measured by two kept runs" if caption in splits
@@ -227,11 +235,11 @@ def kept_record(paths: list[str]) -> dict[str, Any]:
             rows = [[m] + [_mean_se([r["traces"][m][k][-1] for r in runs]) for k in ("accuracy", "nll", "ece")]
                     for m in runs[0]["traces"]]
             tables.append(make_table(["method", "gpal accuracy", "gpal NLL", "gpal ECE"], rows, "lrrr", caption))
-        settings = kept["settings"]
         svi = f" --svi-epochs {settings['svi_epochs']}" if "svi" in settings["methods"].split(",") else ""
+        chosen = ("" if scheme == "gpal" else f" --scheme {scheme}") + ("" if kernel is None else f" --kernel {kernel}")
         commands.append(f"PYTHONPATH=$PWD python lab/studies/bench_paper002_curves.py --datasets "
                         f"{settings['datasets']} --iters {settings['iters']}{svi} --splits {settings['splits']} "
-                        f"--seed {settings['seed']} --methods {settings['methods']} --json {path}")
+                        f"--seed {settings['seed']} --methods {settings['methods']}{chosen} --json {path}")
         commits.append(kept["commit"])
         source.append(path)
     return make_record("Paper 002 (Izmailov & Kropotov): final test accuracy, NLL and ECE per data set, n and M",
@@ -270,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--as-authors", action="store_true",
                    help="the vi methods as gplib runs and records them: its optimiser (scheme='gplib'), and each "
                         "trace from the start (q(u) = N(0, I)) with q one step stale (record='authors')")
+    p.add_argument("--scheme", choices=("gpal", "gplib"), default="gpal",
+                   help="the vi methods' optimiser: gpal's own (default) or the authors' gplib's")
+    p.add_argument("--kernel", default=None, help="every method's kernel, a name of gpal.registry.KERNELS "
+                   "(default SE-ARD; se_iso_plus_noise is the authors' gplib's)")
     p.add_argument("--json", help="write the commit, settings, traces and claims here")
     p.add_argument("--figure", help="write the accuracy-against-time figure (split 0) here")
     p.add_argument("--record", help="write the results record of the kept runs --kept here, run nothing")
@@ -282,6 +294,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if min(args.iters, args.svi_epochs, args.splits) < 1:
         p.error("--iters, --svi-epochs and --splits must be >= 1")
+    if args.as_authors and args.scheme != "gpal":
+        p.error("--as-authors runs gplib's optimiser already; leave --scheme out")
+    from gpal.registry import KERNELS
+
+    if args.kernel is not None and args.kernel not in KERNELS:
+        p.error(f"--kernel: unknown {args.kernel!r}; choose among {list(KERNELS.names())}")
     unknown = sorted(set(args.methods.split(",")) - set(METHODS))
     if unknown or not args.methods:
         p.error(f"--methods: unknown {unknown or [args.methods]}; choose among {','.join(METHODS)}")

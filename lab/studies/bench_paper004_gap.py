@@ -12,9 +12,14 @@ are one set per class): what is left there is the bound's, not the kernel's.  Th
 the per-class kernels should be gpal's default too.  It prints a Markdown table: test NLL, NLL minus SVI's, accuracy, seconds (construction, tracing and
 training; the machine is shared, so only their order is meaningful).
 
-Each fit's result is kept in ``--cache`` (one JSON a unit), so a rerun under load resumes where it stopped.
+With ``--splits N`` the chosen ``--units`` run on splits (and seeds) 0 to N - 1, and the table gives each unit's
+mean test NLL and accuracy less SVI's on the same split, with a 95 % Student t interval, so a gap is told from
+one split's chance.
+
+Each fit's result is kept in ``--cache`` (one JSON a unit and split), so a rerun under load resumes where it stopped.
 
     python lab/studies/bench_paper004_gap.py --n-train 200 500
+    python lab/studies/bench_paper004_gap.py --n-train 200 500 --splits 5 --units svi cavi_at_svi_kernels
 """
 
 from __future__ import annotations
@@ -28,42 +33,42 @@ from pathlib import Path
 import numpy as np
 
 from shared import split, test_nll  # the script's folder, first on its path
-from shared import keep_printed
+from shared import keep_printed, paired_t
 
 M = 50
-SEED = 0
 
 
-def fit_unit(unit: str, n_train: int, args: argparse.Namespace, svi_holder: dict) -> dict:
-    """Fit one unit ("svi", "cavi_<shared|per_class>_<lr>", "cavi_at_svi_kernels") on ``n_train`` rows; its scores."""
+def fit_unit(unit: str, n_train: int, seed: int, args: argparse.Namespace, svi_holder: dict) -> dict:
+    """Fit one unit ("svi", "cavi_<shared|per_class>_<lr>", "cavi_at_svi_kernels") on ``n_train`` rows of split
+    ``seed`` (its seed too); its scores."""
     from gpal import LogisticSoftmaxGPClassifier, NoisyGPClassifier
 
-    Xtr, Xte, ytr, yte = split("digits", SEED, n_train)
+    Xtr, Xte, ytr, yte = split("digits", seed, n_train)
     start = time.perf_counter()
     if unit == "svi":
         clf = NoisyGPClassifier(input_noise="none", likelihood="logistic_softmax", num_inducing=M, epochs=args.svi_epochs,
-                                random_state=SEED).fit(Xtr, ytr)
-        svi_holder[n_train] = clf
+                                random_state=seed).fit(Xtr, ytr)
+        svi_holder[n_train, seed] = clf
         proba, classes = clf.predict_proba(Xte), clf.classes_
     elif unit == "cavi_at_svi_kernels":
-        proba, classes = _cavi_at_svi_kernels(svi_holder[n_train], Xtr, ytr, Xte, args.sweeps)
+        proba, classes = _cavi_at_svi_kernels(svi_holder[n_train, seed], Xtr, ytr, Xte, args.sweeps, seed)
     elif unit.startswith("exact_"):  # gpal's default inference, its defaults but the kernels
         clf = LogisticSoftmaxGPClassifier(num_inducing=M, kernel_per_class=(unit == "exact_perclass"),
-                                          random_state=SEED).fit(Xtr, ytr)
+                                          random_state=seed).fit(Xtr, ytr)
         proba, classes = clf.predict_proba(Xte), clf.classes_
     else:
         _, kernels, lr = unit.split("_", 2)
         clf = LogisticSoftmaxGPClassifier(inference="cavi", local_passes=5, max_iter=args.sweeps, num_inducing=M,
                                           learning_rate=float(lr), kernel_per_class=(kernels == "perclass"),
-                                          random_state=SEED).fit(Xtr, ytr)
+                                          random_state=seed).fit(Xtr, ytr)
         proba, classes = clf.predict_proba(Xte), clf.classes_
     seconds = time.perf_counter() - start
-    return {"unit": unit, "n_train": n_train, "test_nll": round(test_nll(proba, yte, classes), 4),
+    return {"unit": unit, "n_train": n_train, "split": seed, "test_nll": round(test_nll(proba, yte, classes), 4),
             "accuracy": round(float(np.mean(classes[proba.argmax(1)] == yte)), 4), "seconds": round(seconds, 1),
             "load_1min": round(os.getloadavg()[0], 1)}
 
 
-def _cavi_at_svi_kernels(svi, Xtr, ytr, Xte, sweeps: int):
+def _cavi_at_svi_kernels(svi, Xtr, ytr, Xte, sweeps: int, seed: int):
     """The paper's CAVI (five local passes a sweep) with each class's kernel and Z held at SVI's fitted values."""
     import gpflow
 
@@ -75,11 +80,11 @@ def _cavi_at_svi_kernels(svi, Xtr, ytr, Xte, sweeps: int):
     kernels = gpflow.kernels.SeparateIndependent([gpflow.utilities.deepcopy(k) for k in gp.kernels])
     Xs, Xts = svi.standardizer_.transform_arrays(Xtr)[0], svi.standardizer_.transform_arrays(Xte)[0]
     # SVI learns inducing inputs per class, which this model does not have: Z is the other CAVI rows' k-means start.
-    Z = kmeans_inducing(Xs, M, SEED)
+    Z = kmeans_inducing(Xs, M, seed)
     model = AugmentedLogisticSoftmaxGP(kernels, Z, len(svi.classes_), 1e-6, "mean_field", 5)
     AugmentedTrainer(model, Xs, np.searchsorted(svi.classes_, ytr), 0.1, False).run(
-        "cavi", max_iter=sweeps, batch_size=None, hyper_every=0, delay=1.0, forgetting=0.6, seed=SEED, progress=False)
-    return model.predict_proba(Xts, 1000, SEED), svi.classes_
+        "cavi", max_iter=sweeps, batch_size=None, hyper_every=0, delay=1.0, forgetting=0.6, seed=seed, progress=False)
+    return model.predict_proba(Xts, 1000, seed), svi.classes_
 
 
 UNITS = ("svi", "cavi_shared_0.1", "cavi_shared_0.01", "cavi_perclass_0.1", "cavi_perclass_0.01", "cavi_at_svi_kernels",
@@ -101,33 +106,79 @@ def main() -> None:
     parser.add_argument("--n-train", type=int, nargs="+", default=[200, 500])
     parser.add_argument("--sweeps", type=int, default=200)
     parser.add_argument("--svi-epochs", type=int, default=300)
+    parser.add_argument("--splits", type=int, default=1, help="splits 0 to N - 1, each its own seed")
+    parser.add_argument("--units", nargs="+", choices=UNITS, default=list(UNITS),
+                        help="the units to fit; svi is always among them, as every gap is against it")
     parser.add_argument("--cache", type=Path, default=Path("runs/papers/004_gap_units"))
     args = parser.parse_args()
+    if args.splits < 1:
+        parser.error(f"--splits must be 1 or more; got {args.splits}")
+    units = [u for u in UNITS if u in {"svi", *args.units}]
     args.cache.mkdir(parents=True, exist_ok=True)
     with keep_printed("paper004_gap", __file__):
         results, svi_holder = {}, {}
         for n_train in args.n_train:
-            for unit in UNITS:
-                path = args.cache / f"n{n_train}_{unit}_s{args.sweeps}_e{args.svi_epochs}.json"
-                cached = path.is_file()
-                if unit == "svi" and path.is_file() and not (args.cache / f"n{n_train}_cavi_at_svi_kernels_s{args.sweeps}_e{args.svi_epochs}.json").is_file():
-                    cached = False  # the held-kernel unit needs SVI's fitted model in this process
-                if cached:
-                    results[n_train, unit] = json.loads(path.read_text())
-                else:
-                    results[n_train, unit] = fit_unit(unit, n_train, args, svi_holder)
-                    path.write_text(json.dumps(results[n_train, unit]))
-                print(json.dumps(results[n_train, unit]), flush=True)
+            for seed in range(args.splits):
+                for unit in units:
+                    results[n_train, seed, unit] = _unit(unit, n_train, seed, args, svi_holder)
+                    print(json.dumps(results[n_train, seed, unit]), flush=True)
         print()
-        print("| training rows | method | kernels | kernel step | test NLL | NLL − SVI | accuracy | seconds |")
-        print("|---:|---|---|---|---:|---:|---:|---:|")
-        for n_train in args.n_train:
-            svi = results[n_train, "svi"]["test_nll"]
-            for unit in UNITS:
-                r = results[n_train, unit]
-                gap = "–" if unit == "svi" else f"{r['test_nll'] - svi:+.3f}".replace("-", "−")
-                print(f"| {n_train} | " + " | ".join(LABELS[unit]) +
-                      f" | {r['test_nll']:.3f} | {gap} | {r['accuracy']:.3f} | {r['seconds']:.1f} |")
+        if args.splits == 1:
+            _one_split_table(results, args.n_train, units)
+        else:
+            _paired_table(results, args.n_train, args.splits, units)
+
+
+def _unit(unit: str, n_train: int, seed: int, args: argparse.Namespace, svi_holder: dict) -> dict:
+    """The unit's cached scores, or a fit's (kept in the cache)."""
+    def path(u: str) -> Path:  # split 0 keeps the name it had before splits were asked for
+        return args.cache / (f"n{n_train}_{u}_s{args.sweeps}_e{args.svi_epochs}" + (f"_split{seed}" if seed else "")
+                             + ".json")
+
+    cached = path(unit).is_file()
+    if unit == "svi" and cached and not path("cavi_at_svi_kernels").is_file():
+        cached = False  # the held-kernel unit needs SVI's fitted model in this process
+    if cached:
+        return {"split": seed, **json.loads(path(unit).read_text())}
+    result = fit_unit(unit, n_train, seed, args, svi_holder)
+    path(unit).write_text(json.dumps(result))
+    return result
+
+
+def _one_split_table(results: dict, sizes: list[int], units: list[str]) -> None:
+    print("| training rows | method | kernels | kernel step | test NLL | NLL − SVI | accuracy | seconds |")
+    print("|---:|---|---|---|---:|---:|---:|---:|")
+    for n_train in sizes:
+        svi = results[n_train, 0, "svi"]["test_nll"]
+        for unit in units:
+            r = results[n_train, 0, unit]
+            gap = "–" if unit == "svi" else _signed(r["test_nll"] - svi)
+            print(f"| {n_train} | " + " | ".join(LABELS[unit]) +
+                  f" | {r['test_nll']:.3f} | {gap} | {r['accuracy']:.3f} | {r['seconds']:.1f} |")
+
+
+def _paired_table(results: dict, sizes: list[int], splits: int, units: list[str]) -> None:
+    """Each unit's mean scores over the splits, and its paired difference from SVI's with a 95 % t interval."""
+    print("| training rows | method | kernels | kernel step | splits | test NLL, mean | NLL − SVI, mean ± SE "
+          "| 95 % t interval | accuracy, mean | accuracy − SVI, mean ± SE | 95 % t interval |")
+    print("|---:|---|---|---|---:|---:|---|---|---:|---|---|")
+    for n_train in sizes:
+        for unit in units:
+            cells = []
+            for metric in ("test_nll", "accuracy"):
+                values = np.array([results[n_train, s, unit][metric] for s in range(splits)])
+                cells.append(f"{values.mean():.3f}")
+                if unit == "svi":
+                    cells += ["–", "–"]
+                    continue
+                svi = np.array([results[n_train, s, "svi"][metric] for s in range(splits)])
+                mean, se, low, high = paired_t(values - svi)
+                cells += [f"{_signed(mean)} ± {se:.3f}", f"[{_signed(low)}, {_signed(high)}]"]
+            print(f"| {n_train} | " + " | ".join(LABELS[unit]) + f" | {splits} | " + " | ".join(cells) + " |")
+
+
+def _signed(x: float) -> str:
+    return f"{x:+.3f}".replace("-", "−")
 
 
 if __name__ == "__main__":

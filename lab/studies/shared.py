@@ -338,13 +338,14 @@ def make_problem(name: str, seed: int, rows: int | None = None, test_size: float
 
 
 def trace_vi(p: Problem, method: str, iters: int, num_inducing: int, seed: int, scheme: str = "gpal",
-             record: str = "current") -> Trace:
+             record: str = "current", kernel: str | None = None) -> Trace:
     """One ``LogisticBoundGPClassifier`` fit, evaluated after every outer iteration through its callback (with
-    ``record="authors"`` as paper 002's authors recorded it: the start first, then q one step stale)."""
+    ``record="authors"`` as paper 002's authors recorded it: the start first, then q one step stale); ``kernel`` a
+    name of `gpal.registry.KERNELS` (None: SE-ARD)."""
     from gpal import LogisticBoundGPClassifier
 
     trace = Trace(f"vi-{method}")
-    clf = LogisticBoundGPClassifier(method=method, num_inducing=num_inducing, max_iter=iters, tol=0.0,
+    clf = LogisticBoundGPClassifier(method=method, num_inducing=num_inducing, max_iter=iters, tol=0.0, kernel=kernel,
                                     train_inducing=False, standardize=False, random_state=seed, scheme=scheme)
     clock = {"start": time.perf_counter(), "paused": 0.0}
 
@@ -358,8 +359,9 @@ def trace_vi(p: Problem, method: str, iters: int, num_inducing: int, seed: int, 
 
 
 def trace_svi(p: Problem, epochs: int, num_inducing: int, batch_size: int, seed: int,
-              likelihood: str = "logit") -> Trace:
-    """SVI (Adam, lr 0.01) on gpal's SVGP (paper 000's logit likelihood by default), evaluated after every epoch."""
+              likelihood: str = "logit", kernel: str | None = None) -> Trace:
+    """SVI (Adam, lr 0.01) on gpal's SVGP (paper 000's logit likelihood by default), evaluated after every epoch;
+    ``kernel`` as `trace_vi`'s."""
     import tensorflow as tf
 
     from gpal.models.svgp import build_model
@@ -367,7 +369,8 @@ def trace_svi(p: Problem, epochs: int, num_inducing: int, batch_size: int, seed:
 
     trace = Trace("svi")
     start, paused = time.perf_counter(), [0.0]
-    model = build_model(p.X, p.y, num_classes=2, likelihood=likelihood, num_inducing=num_inducing, seed=seed)
+    model = build_model(p.X, p.y, num_classes=2, likelihood=likelihood, num_inducing=num_inducing, seed=seed,
+                        kernel=kernel)
     zeros = tf.zeros_like(tf.constant(p.X_test))
     predict = tf.function(lambda: model.predict_proba(tf.constant(p.X_test), zeros, tf.constant([seed, 7], tf.int64), 1))
 

@@ -15,15 +15,17 @@ def curves():
     return repository_script("lab/studies/bench_paper002_curves.py")
 
 
-def _kept(path, cells, commit="abc1234"):
-    """A kept run: per (rows, M) the given final accuracies of two methods, one per split."""
+def _kept(path, cells, commit="abc1234", **chosen):
+    """A kept run: per (rows, M) the given final accuracies of two methods, one per split; ``chosen`` its
+    ``--scheme`` and ``--kernel``."""
     results = []
     for (n, M), finals in cells.items():
         for split, (a, b) in enumerate(finals):
             traces = {m: {"method": m, "seconds": [1.0, 2.0], "accuracy": [0.5, acc], "nll": [0.7, 1 - acc],
                           "ece": [0.1, acc / 10]} for m, acc in (("vi-jj", a), ("vi-taylor", b))}
             results.append({"dataset": "magic", "split": split, "n_train": n, "M": M, "traces": traces, "claims": []})
-    settings = {"datasets": "magic:50", "iters": 2, "svi_epochs": 2, "splits": 2, "seed": 0, "methods": "jj,taylor"}
+    settings = {"datasets": "magic:50", "iters": 2, "svi_epochs": 2, "splits": 2, "seed": 0, "methods": "jj,taylor",
+                **chosen}
     path.write_text(json.dumps({"commit": commit, "settings": settings, "results": results}))
     return str(path)
 
@@ -54,8 +56,22 @@ def test_a_table_two_runs_measured_or_of_one_split_is_refused(curves, tmp_path):
         curves.kept_record([str(tmp_path / "old.json")])
 
 
+def test_a_run_with_the_authors_optimiser_and_kernel_is_its_own_table_beside_gpals(curves, tmp_path):
+    a = _kept(tmp_path / "a.json", {(15216, 50): [(0.86, 0.87), (0.87, 0.87)]})
+    b = _kept(tmp_path / "b.json", {(15216, 50): [(0.85, 0.86), (0.86, 0.86)]}, scheme="gplib",
+              kernel="se_iso_plus_noise")
+    record = curves.kept_record([a, b])
+    assert [t["caption"] for t in record["tables"]] == [
+        "magic_n15216_m50", "magic_n15216_m50_scheme_gplib_kernel_se_iso_plus_noise"]
+    assert record["tables"][1]["rows"][0][1].startswith("0.8550 ± ")
+    first, second = record["command"].split(" && ")
+    assert "--scheme" not in first and "--methods jj,taylor --scheme gplib --kernel se_iso_plus_noise --json" in second
+
+
 def test_bad_options_are_refused_before_anything_runs(curves, capsys):
     for argv, message in ((["--methods", "jj,nope"], r"--methods: unknown \['nope'\]"),
+                          (["--kernel", "gplib_se"], r"--kernel: unknown 'gplib_se'"),
+                          (["--as-authors", "--scheme", "gplib"], r"--as-authors runs gplib's optimiser already"),
                           (["--record", "x.json"], r"--record and --kept go together")):
         with pytest.raises(SystemExit):
             curves.main(argv)

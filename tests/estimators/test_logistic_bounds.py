@@ -393,6 +393,37 @@ def test_gplib_vi_jj_full_is_one_bounded_lbfgs_run_from_xi_one():
         opt.run(scheme="scipy")
 
 
+def test_gplibs_kernel_has_one_length_scale_and_its_noise_term_on_the_diagonal_only():
+    """`se_iso_plus_noise` against gplib's covariance written out in numpy (``covfun/se.py`` 42, ``covfun/utility.py``
+    11-19): sigma_f^2 exp(-r^2 / (2 l^2)), plus sigma_l^2 only where a point meets itself (K_mm, k(x, x))."""
+    from gpal.models.kernels import make_kernel
+
+    start = make_kernel("se_iso_plus_noise", 4)
+    se, white = start.kernels
+    assert se.lengthscales.shape == () and se.lengthscales.numpy() == pytest.approx(2.0)
+    assert (se.variance.numpy(), white.variance.numpy()) == pytest.approx((1.0, 0.01))
+
+    X, y = two_moons(80, 3)
+    clf = LogisticBoundGPClassifier(method="jj", kernel="se_iso_plus_noise", scheme="gplib", num_inducing=6,
+                                    max_iter=4, train_inducing=False).fit(X, y)
+    se, white = clf.model_.kernel.kernels
+    sigma_f, ell, sigma_l = (float(np.sqrt(se.variance.numpy())), float(se.lengthscales.numpy()),
+                             float(np.sqrt(white.variance.numpy())))
+    assert se.lengthscales.shape == ()  # still one length scale after training
+    assert (sigma_f, ell, sigma_l) != pytest.approx((1.0, np.sqrt(2.0), 0.1), rel=1e-3)  # all three learned
+    assert all(1e-2 <= v <= 1e3 for v in (sigma_f, ell, sigma_l))  # gplib's box (se.py 22-23)
+
+    def gplib_cov(A, B, noise):
+        r = np.sqrt(((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+        return np.exp(-r**2 / (2 * ell**2)) * sigma_f**2 + (sigma_l**2 * np.eye(len(A)) if noise else 0.0)
+
+    Z, Xs = clf.model_.Z.numpy(), clf.standardizer_.transform_arrays(X)[0]
+    kernel = clf.model_.kernel
+    np.testing.assert_allclose(kernel(Z).numpy(), gplib_cov(Z, Z, True), rtol=1e-12)
+    np.testing.assert_allclose(kernel(Xs, Z).numpy(), gplib_cov(Xs, Z, False), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(kernel(Xs, full_cov=False).numpy(), sigma_f**2 + sigma_l**2, rtol=1e-12)
+
+
 @pytest.mark.parametrize("method", ["jj", "jj-full", "jj-hybrid", "taylor"])
 def test_gplib_scheme_estimator_reaches_sensible_accuracy(method):
     clf = LogisticBoundGPClassifier(method=method, scheme="gplib", **FAST).fit(*two_moons(200, 0))

@@ -9,7 +9,7 @@ import pytest
 import gpal
 from gpal.cli import main
 from gpal.workflows import load_workflow
-from gpal.workflows.shipped import resolve_workflow, shipped_dir, shipped_workflows, workflow_title
+from gpal.workflows.shipped import resolve_workflow, shipped_dir, shipped_name, shipped_workflows, workflow_title
 
 FILES = Path(gpal.__file__).resolve().parent / "workflows" / "files"
 
@@ -33,6 +33,25 @@ def test_names_paths_and_unknown_names(tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError, match=r"'papers/999_nothing' does not exist: no such file and no shipped "
                                                 r"workflow of that name; shipped workflows are \[.*'fermi_4fgl'"):
         resolve_workflow("papers/999_nothing")
+
+
+def test_a_run_of_a_shipped_file_names_it_by_name_whatever_path_ran_it(tmp_path, monkeypatch):
+    import json
+
+    from gpal.workflows import run_workflow
+
+    toy = shipped_workflows()["toy_1d"]
+    assert shipped_name(toy) == "toy_1d" and resolve_workflow(shipped_name(toy)) == toy
+    assert shipped_name(FILES / "papers" / "002_izmailov.yaml") == "papers/002_izmailov"
+    own = tmp_path / "toy_1d.yaml"
+    own.write_text(toy.read_text())
+    assert shipped_name(own) is None
+    monkeypatch.chdir(FILES)  # a relative path to the shipped file, as another clone's absolute one, is the name
+    tiny = ["data.n_train=12", "data.n_test=20", "training.epochs=1", "training.num_inducing=3", "training.n_samples=2",
+            "methods=[MGP]"]
+    for path, command in ((Path("toy_1d.yaml"), "gpal workflow toy_1d"), (own, f"gpal workflow {own}")):
+        out = run_workflow(path, tiny, out=tmp_path / f"out_{path.stem}_{len(str(path))}", progress=False)
+        assert json.loads((out / "measurements.json").read_text())["command"].startswith(command + " --set data.n_train")
 
 
 def test_the_files_are_those_of_the_gpal_that_is_imported(tmp_path, monkeypatch):
