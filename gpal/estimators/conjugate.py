@@ -72,7 +72,7 @@ def fit_augmented(est: Any, data: FitData) -> Any:
         batch_size=None if cavi else int(est.batch_size),
         learning_rate=float(est.learning_rate),
         n_samples=int(est.n_samples),
-        standardize=bool(est.standardize),
+        standardize=est.standardize,
         random_state=est.random_seed_,
         progress=bool(est.progress),
         **(est.inference_options or {}),

@@ -74,7 +74,8 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
     n_samples
         Monte Carlo draws of the latent marginals per prediction (eq. 8).
     standardize
-        fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
+        fit a ``gpal.data.standardizer.Standardizer`` on the training inputs: True z-scores, "range" each
+        feature's training range onto [-1, 1] (paper 003's authors' scaling).
     max_iter
         L-BFGS-B iterations per fit.
     random_state
@@ -126,7 +127,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         input_noise: str = DEFAULT_INPUT_NOISE,
         first_order_rounds: int = 2,
         n_samples: int = 1000,
-        standardize: bool = True,
+        standardize: bool | str = True,
         max_iter: int = 1000,
         random_state: Any = 0,
         progress: bool = False,

@@ -62,7 +62,8 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         one continuous run of ``max_iter`` iterations from xi = 1, vi-JJ-hybrid from xi = 1 with
         L-BFGS-B before the analytic updates (``gpal.training.bounds``).
     standardize
-        fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
+        fit a ``gpal.data.standardizer.Standardizer`` on the training inputs: True z-scores, "range" each
+        feature's training range onto [-1, 1] (paper 003's authors' scaling).
     random_state
         seeds the k-means initialisation (the only randomness) (an integer seed, None or a numpy generator, as scikit-learn's).
     progress
@@ -111,7 +112,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         train_inducing: bool = True,
         jitter: float = 1e-6,
         scheme: str = "gpal",
-        standardize: bool = True,
+        standardize: bool | str = True,
         random_state: Any = 0,
         progress: bool = False,
     ):

@@ -98,7 +98,8 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
     jitter
         added to the diagonal of K_mm.
     standardize
-        fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
+        fit a ``gpal.data.standardizer.Standardizer`` on the training inputs: True z-scores, "range" each
+        feature's training range onto [-1, 1] (paper 003's authors' scaling).
     random_state
         seeds the k-means initialisation, the minibatches and the predictive draws (an integer seed, None or a numpy generator, as scikit-learn's).
     progress
@@ -163,7 +164,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         exact_samples: int = 100,
         n_samples: int = 1000,
         jitter: float = 1e-6,
-        standardize: bool = True,
+        standardize: bool | str = True,
         random_state: Any = 0,
         progress: bool = False,
     ):

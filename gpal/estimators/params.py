@@ -50,11 +50,15 @@ def _is_kernel(value: Any) -> bool:
 KERNEL = Satisfies(_is_kernel, "None, a kernel name {names} or a gpflow kernel (copied per latent function)",
                    names=KERNELS)
 
+#: ``standardize``: True (z-scores), False, or "range" (each feature's training range onto [-1, 1], paper 003's code).
+STANDARDIZE = Satisfies(lambda v: Boolean().ok(v) or v == "range", "True (z-scores), False or 'range' "
+                        "(each feature's training range onto [-1, 1])")
+
 #: The arguments every sparse-GP family takes, stated once; a family adds its own beside them.
 SPARSE_GP_PARAMETERS: dict[str, Constraint] = {
     "num_inducing": Integer(1),
     "kernel": KERNEL,
-    "standardize": Boolean(),
+    "standardize": STANDARDIZE,
     "random_state": RANDOM_STATE,
     "progress": Boolean(),
 }
