@@ -52,8 +52,10 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
     max_iter
         L-BFGS-B iterations on the kernel and noise variance.
     standardize
-        fit a ``gpal.data.standardizer.Standardizer`` on the training inputs: True z-scores, "range" each
-        feature's training range onto [-1, 1] (paper 003's authors' scaling).
+        fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
+    scaling
+        the standardiser's map: "zscore" (mean 0, unit spread) or "range" (each feature's training range onto
+        [-1, 1], as paper 003's authors scale their inputs).
     random_state
         seeds the calibration split and the k-means initialisation (an integer seed, None or a numpy generator, as scikit-learn's).
     progress
@@ -91,7 +93,8 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         inducing_rows: str = "fit",
         kernel: Any = None,
         max_iter: int = 1000,
-        standardize: bool | str = True,
+        standardize: bool = True,
+        scaling: str = "zscore",
         random_state: Any = 0,
         progress: bool = False,
     ):

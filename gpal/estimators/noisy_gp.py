@@ -178,8 +178,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         where it starts (gpal's default), or as paper 001's authors do, a free mean and log-variance started at
         the noisy input and a variance of 1e-5.  Other strategies take only "relative".
     standardize
-        scale each input to the training inputs' mean and spread (their variances with them); "range" maps each
-        feature's training range onto [-1, 1] instead.  The scaling is a ``gpal.data.standardizer.Standardizer``.
+        scale each input to the training inputs' mean and spread (their variances with them).  The
+        scaling is a ``gpal.data.standardizer.Standardizer``.
+    scaling
+        the standardiser's map: "zscore" (mean 0, unit spread) or "range" (each feature's training range onto
+        [-1, 1], as paper 003's authors scale their inputs).
     warm_start
         when True, a further ``fit`` continues from the fitted model (kernels,
         inducing points, q(u), likelihood and noise parameters, amortisation network and
@@ -262,7 +265,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         inducing_start: str = INDUCING_STARTS[0],
         train_inducing: bool = True,
         q_x_form: str = Q_X_FORMS[0],
-        standardize: bool | str = True,
+        standardize: bool = True,
+        scaling: str = "zscore",
         warm_start: bool = False,
         early_stopping: bool = False,
         validation_fraction: float = 0.1,

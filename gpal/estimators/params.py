@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Optional, Options, Real, Satisfies
+from gpal.data.standardizer import SCALINGS
 from gpal.training.session import ModelSpec
 from gpal.registry import (INDUCING_STARTS, INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES,
                            Q_X_FORMS, ROWS_PER_PRIOR_COMPONENT)
@@ -50,15 +51,12 @@ def _is_kernel(value: Any) -> bool:
 KERNEL = Satisfies(_is_kernel, "None, a kernel name {names} or a gpflow kernel (copied per latent function)",
                    names=KERNELS)
 
-#: ``standardize``: True (z-scores), False, or "range" (each feature's training range onto [-1, 1], paper 003's code).
-STANDARDIZE = Satisfies(lambda v: Boolean().ok(v) or v == "range", "True (z-scores), False or 'range' "
-                        "(each feature's training range onto [-1, 1])")
-
 #: The arguments every sparse-GP family takes, stated once; a family adds its own beside them.
 SPARSE_GP_PARAMETERS: dict[str, Constraint] = {
     "num_inducing": Integer(1),
     "kernel": KERNEL,
-    "standardize": STANDARDIZE,
+    "standardize": Boolean(),
+    "scaling": OneOf(SCALINGS),
     "random_state": RANDOM_STATE,
     "progress": Boolean(),
 }

@@ -407,7 +407,7 @@ def run_comparison(
     ``noisy_input`` holds the settings of the noisy-input methods and ``kernel`` names the ``svgp-``
     methods' kernel (`method_spec`).  ``scaling``: how every method scales its inputs, fitted on each split's
     training rows: "zscore" (gpal's) or "range" (each feature's training range onto [-1, 1], paper 003's code);
-    a method's own ``standardize`` in ``method_options`` overrides it.
+    a method's own ``scaling`` in ``method_options`` overrides it.
 
     Returns one row per (data set, method): metric cells as "mean ± SE" strings, or
     ``NOT_APPLICABLE`` for a binary-only method on a multi-class data set.  Failed
@@ -416,6 +416,8 @@ def run_comparison(
     methods = check_methods(methods)
     try:
         method_options = check_method_options(method_options or {}, methods)
+        if scaling != "zscore":  # every method's estimator must take it: refused now, not after the others ran
+            check_method_options({m: {"scaling": scaling} for m in methods}, methods)
     except ValueError as err:
         raise ValueError(f"{err} (the workflow of {paper})" if paper else str(err)) from None
     out = Path(out)
@@ -426,7 +428,7 @@ def run_comparison(
         tag = dataset_tag(name, n, level)
         n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
-        scaled = {} if scaling == "zscore" else {"standardize": scaling}
+        scaled = {} if scaling == "zscore" else {"scaling": scaling}
         specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input,
                                 kernel if m.startswith("svgp-") else None,
                                 {**scaled, **method_options.get(m, {})}, ds.n_samples)
@@ -552,6 +554,9 @@ def check(config: Mapping[str, Any]) -> None:
     """Refuse ``method_options`` a method's estimator does not take, naming the paper, when the file is loaded."""
     try:
         check_method_options(config["method_options"], config["methods"])
+        if config["training"]["scaling"] != "zscore":
+            check_method_options({m: {"scaling": config["training"]["scaling"]} for m in config["methods"]},
+                                 config["methods"])
     except ValueError as err:
         raise ValueError(f"{err} (the workflow of {_paper_of(config)})") from None
 

@@ -36,17 +36,17 @@ def test_an_estimator_scales_by_its_training_rows_alone():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(60, 2)) * [1.0, 20.0] + [0.0, 100.0]
     y = (X[:, 0] > 0).astype(int)
-    clf = GPRPlattClassifier(num_inducing=5, max_iter=5, standardize="range").fit(X[:45], y[:45])
+    clf = GPRPlattClassifier(num_inducing=5, max_iter=5, scaling="range").fit(X[:45], y[:45])
     Xtest = X[45:] * 3  # far outside the training range
     np.testing.assert_allclose(clf._prediction_inputs(Xtest, None)[0], _oneminusone(X[:45], Xtest)[1], atol=1e-12)
-    with pytest.raises(ValueError, match="standardize"):
-        GPRPlattClassifier(standardize="minmax").fit(X, y)
+    with pytest.raises(ValueError, match="scaling"):
+        GPRPlattClassifier(scaling="minmax").fit(X, y)
 
 
 def test_the_workflows_scaling_reaches_every_methods_estimator():
-    spec = method_spec("dirichlet", 100, 1, 2, 4, options={"standardize": "range"})
-    assert dict(spec.params)["standardize"] == "range"
-    assert method_spec("svgp-softmax-mc", 100, 1, 2, 4, options={"standardize": "range"})["standardize"] == "range"
+    spec = method_spec("dirichlet", 100, 1, 2, 4, options={"scaling": "range"})
+    assert dict(spec.params)["scaling"] == "range"
+    assert method_spec("svgp-softmax-mc", 100, 1, 2, 4, options={"scaling": "range"})["scaling"] == "range"
 
 
 def _calibration_test(p, y, nbins=10):
