@@ -17,7 +17,7 @@ from gpal.models.module_copy import module_copy
 from gpal.registry import KERNELS
 
 __all__ = ["default_kernel", "default_lengthscale", "make_kernel", "matern52_plus_se", "median_distance", "se_ard_plus_noise",
-           "se_ard_plus_noise_median", "se_isotropic"]
+           "se_ard_plus_noise_median", "se_iso_plus_fixed_white", "se_isotropic", "MILIOS_2018_WHITE"]
 
 #: The initial sigma_0^2 of ``se_ard_plus_noise``: small beside the unit signal variance, then learned.
 INITIAL_NOISE_TERM = 0.01
@@ -43,6 +43,22 @@ def se_isotropic(n_features: int) -> gpflow.kernels.SquaredExponential:
     for when the features are on comparable scales.
     """
     return gpflow.kernels.SquaredExponential(lengthscales=default_lengthscale(n_features))
+
+
+#: The white-noise variance paper 003's authors add, held fixed, to their GPC's kernel (dirichletGPC's
+#: ``src/evaluation.py``, ``evaluate_vgp``: ``gpflow.kernels.White(1, variance=1e-4)``, not trainable).
+MILIOS_2018_WHITE = 1e-4
+
+
+def se_iso_plus_fixed_white(n_features: int) -> gpflow.kernels.Sum:
+    """`se_isotropic` plus a fixed white-noise term of variance 1e-4: paper 003's GPC kernel as its code builds it.
+
+    The white term adds its variance to the prior variance of f at every input and to K(Z, Z)'s diagonal, a small
+    floor on the latent marginals and a jitter of the inducing covariance, and is never learned.
+    """
+    white = gpflow.kernels.White(variance=MILIOS_2018_WHITE)
+    gpflow.set_trainable(white.variance, False)
+    return se_isotropic(n_features) + white
 
 
 def se_ard_plus_noise(n_features: int) -> gpflow.kernels.Sum:

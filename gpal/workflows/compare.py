@@ -19,6 +19,8 @@ Methods:
   (``SOFTMAX_MC_SAMPLES`` reparameterised draws, GPflow's ``Softmax`` count; seeded, so the same draws at
   every step): the variational softmax GPC that paper 003's text compares against (``svgp-softmax`` is
   paper 000's GPCsm, its closed-form Gumbel bound);
+- ``svgp-softmax-mc-lbfgs``: the same GPC trained as paper 003's authors train theirs, full-batch L-BFGS-B on the
+  ELBO (one fixed set of Monte Carlo draws), at most ``iters`` iterations (`gpal.workflows.lbfgs_svgp`);
 - ``dirichlet``: ``DirichletGPClassifier`` (alpha_eps chosen from 0.1/0.01/0.001 by training MNLL);
 - ``gpr-platt``: ``GPRPlattClassifier`` (GP regression on the labels, Platt-scaled on 20 % of the
   training rows: paper 003's baseline);
@@ -77,7 +79,7 @@ from gpal.workflows.measurements import Produced, write_measurements
 from gpal.workflows.schema import Field
 
 __all__ = [
-    "DATASETS", "DEFAULT_DATASETS", "GPAL_ECE", "METHODS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
+    "DATASETS", "DEFAULT_DATASETS", "GPAL_ECE", "METHODS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_LBFGS", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
     "check", "check_method_options", "check_methods",
     "comparison_markdown", "dataset_tag", "measured_values", "method_ece", "method_spec", "produces", "run", "run_comparison",
     "schema",
@@ -92,11 +94,14 @@ FIXED_DELTA_SUFFIX = "-fixed-delta"
 SOFTMAX_MC = "svgp-softmax-mc"
 #: Its draws per point and step: GPflow's ``MonteCarloLikelihood`` default (``num_monte_carlo_points``).
 SOFTMAX_MC_SAMPLES = 100
+#: The same GPC trained as paper 003's authors train theirs: full-batch L-BFGS-B on the ELBO, capped by ``iters``.
+SOFTMAX_MC_LBFGS = "svgp-softmax-mc-lbfgs"
 METHODS = (
     *NOISY_INPUT_METHODS,
     *(f"svgp-{lik}" for lik in LIKELIHOODS.names()),
     *(f"svgp-{lik}{FIXED_DELTA_SUFFIX}" for lik in FIXED_DELTA),
     SOFTMAX_MC,
+    SOFTMAX_MC_LBFGS,
     "dirichlet",
     "gpr-platt",
     "ls-cavi",
@@ -107,7 +112,8 @@ METHODS = (
     *BINARY_ONLY,
 )
 #: Estimator families of the paper workflows alone, beside `gpal.registry.ESTIMATORS`: name -> "module:Class".
-PAPER_BASELINES = {"robustmax_natgrad": "gpal.workflows.robustmax_natgrad:NaturalGradientRobustMax"}
+PAPER_BASELINES = {"robustmax_natgrad": "gpal.workflows.robustmax_natgrad:NaturalGradientRobustMax",
+                   "lbfgs_svgp": "gpal.workflows.lbfgs_svgp:LbfgsSVGPClassifier"}
 
 
 def estimator_class(family: str) -> type:
@@ -199,6 +205,11 @@ def _method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing:
         if noisy_input is None:
             raise ValueError(f"method {name!r} needs the noisy_input settings (the workflow's noisy_input block)")
         return classifier_params([name], dict(noisy_input), n_train, n_rows)[name]
+    if name == SOFTMAX_MC_LBFGS:
+        return EstimatorFactory("lbfgs_svgp", (
+            ("likelihood", "softmax"),
+            ("likelihood_options", {"elbo": "monte_carlo", "num_elbo_samples": SOFTMAX_MC_SAMPLES}),
+            ("num_inducing", num_inducing), *(() if kernel is None else (("kernel", kernel),)), ("max_iter", iters)))
     if name.startswith("svgp-"):
         likelihood = name[len("svgp-") :]
         options = {}

@@ -89,3 +89,41 @@ def test_gpr_platt_takes_its_inducing_inputs_from_every_training_row_when_asked(
     # the set the other families start from on these rows (GPD, the SVGPs: k-means of every training row, same seed)
     np.testing.assert_allclose(everyone.regression_.Z, kmeans_inducing(Xs, 6, everyone.random_seed_), atol=1e-12)
     assert not np.allclose(own.regression_.Z, everyone.regression_.Z)
+
+
+def test_the_authors_gpc_kernel_holds_its_white_term_at_1e_4():
+    from gpal.models.kernels import make_kernel
+
+    kernel = make_kernel("se_iso_plus_fixed_white", 3)
+    X = np.random.default_rng(7).normal(size=(4, 3))
+    se = kernel.kernels[0]
+    np.testing.assert_allclose(np.diag(kernel(X).numpy()), se.variance.numpy() + 1e-4, rtol=1e-12)
+    np.testing.assert_allclose(kernel(X, X[::-1]).numpy(), se(X, X[::-1]).numpy(), rtol=1e-12)  # no cross terms
+    assert kernel.kernels[1].variance not in kernel.trainable_variables and len(kernel.trainable_variables) == 2
+
+
+@pytest.mark.slow
+def test_the_lbfgs_gpc_minimises_its_full_batch_elbo():
+    import tensorflow as tf
+
+    from gpal.workflows.compare import method_spec
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] + 0.4 * rng.normal(size=60) > 0).astype(int)
+    clf = method_spec("svgp-softmax-mc-lbfgs", 60, 1, 300, 5, kernel="se_iso_plus_fixed_white",
+                      options={"train_inducing": False})(0).fit(X, y)
+    model = clf.estimator_.model_
+    Xs = clf.estimator_.standardizer_.transform_arrays(X)[0]
+    start = clf._estimator(0).fit(X, y).model_  # the same model before any step
+
+    def loss(m):  # the fit's objective, recomputed here: -ELBO per row with the fit's fixed draws
+        return float(-m.elbo(tf.constant(Xs), tf.zeros((60, 2), tf.float64), tf.constant(y, tf.int64),
+                             tf.range(60, dtype=tf.int64), tf.constant([0, 0], tf.int64), num_data=60) / 60)
+
+    assert clf.converged_ and 0 < clf.n_iter_ < 300, clf.history_
+    assert loss(model) == pytest.approx(clf.history_["loss_per_row"], rel=1e-9)
+    assert loss(model) < loss(start) - 0.05
+    np.testing.assert_array_equal(model.gp.Z.numpy(), start.gp.Z.numpy())  # held, as the authors hold theirs
+    proba = clf.predict_proba(X)
+    assert proba.shape == (60, 2) and np.mean(proba.argmax(1) == y) > 0.8
