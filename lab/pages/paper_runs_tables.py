@@ -711,7 +711,7 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         _methods_of_run),
     "milios_magic_options": StudyTable(
         "papers/003_milios.md", "paper003_options", "lab/studies/records/papers/paper003_options_magic.json",
-        ("gpal's choice, the authors' in brackets", "method", "metric", "splits", "gpal's − the authors', mean ± SE",
+        ("the other choice, not the authors'", "method", "metric", "splits", "it − the authors', mean ± SE",
          "95 % t interval"), ("---", "---", "---", "---:", "---", "---"), _options),
     "milios_ladder": StudyTable(
         "papers/003_milios.md", "paper003_inducing",
