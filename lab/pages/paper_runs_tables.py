@@ -713,6 +713,11 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/003_milios.md", "paper003_options", "lab/studies/records/papers/paper003_options_magic.json",
         ("the other choice, not the authors'", "method", "metric", "splits", "it − the authors', mean ± SE",
          "95 % t interval"), ("---", "---", "---", "---:", "---", "---"), _options),
+    "milios_letter_held": StudyTable(
+        "papers/003_milios.md", "paper003_letter_calibration",
+        "lab/studies/records/papers/paper003_letter_calibration.json",
+        ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
+        _ranked_pairs),
     "milios_ladder": StudyTable(
         "papers/003_milios.md", "paper003_inducing",
         "lab/studies/records/papers/paper003_inducing_letter_summary.json",
