@@ -242,6 +242,7 @@ KERNELS = Registry("kernel", {
     "se_ard": "gpal.models.kernels:default_kernel",
     "se_iso": "gpal.models.kernels:se_isotropic",
     "se_iso_plus_noise": "gpal.models.kernels:se_iso_plus_noise",
+    "se_iso_plus_fixed_white": "gpal.models.kernels:se_iso_plus_fixed_white",
     "se_ard_plus_noise": "gpal.models.kernels:se_ard_plus_noise",
     "se_ard_plus_noise_median": "gpal.models.kernels:se_ard_plus_noise_median",
     "matern52_plus_se": "gpal.models.kernels:matern52_plus_se",

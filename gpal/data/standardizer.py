@@ -9,7 +9,10 @@ import numpy as np
 
 from gpal.data.dataset import NoisyDataset, check_finite, float_matrix
 
-__all__ = ["Standardizer"]
+__all__ = ["SCALINGS", "Standardizer"]
+
+#: What `Standardizer.fit` maps the training features to: z-scores, or each feature's range onto [-1, 1].
+SCALINGS = ("zscore", "range")
 
 
 @dataclass(frozen=True)
@@ -57,19 +60,29 @@ class Standardizer:
         object.__setattr__(self, "scale", scale)
 
     @classmethod
-    def fit(cls, data: NoisyDataset | np.ndarray) -> "Standardizer":
+    def fit(cls, data: NoisyDataset | np.ndarray, to: str = "zscore") -> "Standardizer":
         """The map fitted on the features of ``data`` (a NoisyDataset or an (n, d) array).
+
+        ``to``: "zscore" (mean 0, standard deviation 1) or "range" (each feature's training minimum to -1 and
+        maximum to +1, as paper 003's authors scale their inputs; a constant feature's range counts as 1 there).
 
         Returns
         -------
         Standardizer
-            Mean and standard deviation per feature (scale 1 where a feature is constant).
+            Mean and standard deviation per feature (scale 1 where a feature is constant), or with "range" the
+            mid-range and half-range.
         """
+        if to not in SCALINGS:
+            raise ValueError(f"to must be one of {list(SCALINGS)}; got {to!r}")
         X = data.X if isinstance(data, NoisyDataset) else float_matrix("X", data)
         if X.shape[0] == 0:
             raise ValueError("cannot fit a Standardizer on an empty data set")
         names = data.feature_names if isinstance(data, NoisyDataset) else ()
         check_finite("X", X, names or [f"x{j}" for j in range(X.shape[1])])
+        if to == "range":
+            low, width = X.min(axis=0), np.ptp(X, axis=0)
+            width = np.where(width == 0, 1.0, width)  # dirichletGPC's normalise_oneminusone: a constant feature -> -1
+            return cls(mean=low + width / 2, scale=width / 2, feature_names=tuple(names))
         spread = X.std(axis=0)
         # Identical values whose mean is not exactly representable leave a spread of rounding error, which as a
         # scale would blow the variances up by 1e300: such a feature is constant.  So is one whose spread squared is

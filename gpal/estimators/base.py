@@ -502,9 +502,10 @@ class GPClassifierMixin(ClassifierMixin):
     def _standardize_fit(self, data: FitData, keep: bool = False) -> tuple[Standardizer | None, np.ndarray, np.ndarray]:
         """The fit's standardiser and the training inputs and variances in its units.
 
-        A fresh one (None unless ``standardize``), or with ``keep`` (a warm start) the fitted one.
+        A fresh one (None unless ``standardize``; its map the ``scaling``), or with ``keep`` (a warm start) the fitted one.
         """
-        standardizer = self.standardizer_ if keep else Standardizer.fit(data.X) if self.standardize else None
+        standardizer = (self.standardizer_ if keep else None if not self.standardize
+                        else Standardizer.fit(data.X, to=self.scaling))
         X, X_var = (data.X, data.X_var) if standardizer is None else standardizer.transform_arrays(data.X, data.X_var)
         return standardizer, X, X_var
 

@@ -73,6 +73,7 @@ def fit_augmented(est: Any, data: FitData) -> Any:
         learning_rate=float(est.learning_rate),
         n_samples=int(est.n_samples),
         standardize=bool(est.standardize),
+        scaling=est.scaling,
         random_state=est.random_seed_,
         progress=bool(est.progress),
         **(est.inference_options or {}),

@@ -75,6 +75,9 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         Monte Carlo draws of the latent marginals per prediction (eq. 8).
     standardize
         fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
+    scaling
+        the standardiser's map: "zscore" (mean 0, unit spread) or "range" (each feature's training range onto
+        [-1, 1], as paper 003's authors scale their inputs).
     max_iter
         L-BFGS-B iterations per fit.
     random_state
@@ -127,6 +130,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         first_order_rounds: int = 2,
         n_samples: int = 1000,
         standardize: bool = True,
+        scaling: str = "zscore",
         max_iter: int = 1000,
         random_state: Any = 0,
         progress: bool = False,

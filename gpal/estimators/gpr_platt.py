@@ -41,7 +41,11 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         share of each class's training rows held out to fit Platt's sigmoid
         (the paper's 20 %); the regression is fitted on the rest.
     num_inducing
-        inducing inputs, k-means centres of the regression rows (kept fixed, as in the paper).
+        inducing inputs, k-means centres (kept fixed, as in the paper).
+    inducing_rows
+        the rows the k-means centres come from: ``"fit"``, the regression's own (the rows left after the
+        calibration share); ``"all"``, every training row, as paper 003's authors' code computes one set for
+        all its methods (with the same seed and M, the set the other families compute on these rows).
     kernel
         gpflow kernel shared by the outputs; ``None`` is squared exponential with one
         length scale per feature (ARD; the paper uses an isotropic one).
@@ -49,6 +53,9 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         L-BFGS-B iterations on the kernel and noise variance.
     standardize
         fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
+    scaling
+        the standardiser's map: "zscore" (mean 0, unit spread) or "range" (each feature's training range onto
+        [-1, 1], as paper 003's authors scale their inputs).
     random_state
         seeds the calibration split and the k-means initialisation (an integer seed, None or a numpy generator, as scikit-learn's).
     progress
@@ -73,6 +80,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         **SPARSE_GP_PARAMETERS,
         "calibration": OneOf(("platt", "probit")),
         "calibration_fraction": Real(0, 1, low_open=True, high_open=True),
+        "inducing_rows": OneOf(("fit", "all")),
         "max_iter": Integer(1),
     }
 
@@ -82,9 +90,11 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         calibration: str = "platt",
         calibration_fraction: float = 0.2,
         num_inducing: int = DEFAULT_NUM_INDUCING,
+        inducing_rows: str = "fit",
         kernel: Any = None,
         max_iter: int = 1000,
         standardize: bool = True,
+        scaling: str = "zscore",
         random_state: Any = 0,
         progress: bool = False,
     ):
@@ -116,7 +126,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
                                                np.random.default_rng([self.random_seed_, 3]),
                                                "GPR + Platt holds out a calibration share",
                                                "every class needs at least 2")
-        kernel, Z = self._sparse_start(Xs[fit_rows])
+        kernel, Z = self._sparse_start(Xs if self.inducing_rows == "all" else Xs[fit_rows])
         start = time.perf_counter()
         regression, result = fit_label_regression(kernel, Z, Xs[fit_rows], label_targets(data.y[fit_rows], C),
                                                   int(self.max_iter))

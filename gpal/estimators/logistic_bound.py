@@ -63,6 +63,9 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         L-BFGS-B before the analytic updates (``gpal.training.bounds``).
     standardize
         fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
+    scaling
+        the standardiser's map: "zscore" (mean 0, unit spread) or "range" (each feature's training range onto
+        [-1, 1], as paper 003's authors scale their inputs).
     random_state
         seeds the k-means initialisation (the only randomness) (an integer seed, None or a numpy generator, as scikit-learn's).
     progress
@@ -112,6 +115,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         jitter: float = 1e-6,
         scheme: str = "gpal",
         standardize: bool = True,
+        scaling: str = "zscore",
         random_state: Any = 0,
         progress: bool = False,
     ):

@@ -99,6 +99,9 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         added to the diagonal of K_mm.
     standardize
         fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
+    scaling
+        the standardiser's map: "zscore" (mean 0, unit spread) or "range" (each feature's training range onto
+        [-1, 1], as paper 003's authors scale their inputs).
     random_state
         seeds the k-means initialisation, the minibatches and the predictive draws (an integer seed, None or a numpy generator, as scikit-learn's).
     progress
@@ -164,6 +167,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         n_samples: int = 1000,
         jitter: float = 1e-6,
         standardize: bool = True,
+        scaling: str = "zscore",
         random_state: Any = 0,
         progress: bool = False,
     ):

@@ -180,6 +180,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     standardize
         scale each input to the training inputs' mean and spread (their variances with them).  The
         scaling is a ``gpal.data.standardizer.Standardizer``.
+    scaling
+        the standardiser's map: "zscore" (mean 0, unit spread) or "range" (each feature's training range onto
+        [-1, 1], as paper 003's authors scale their inputs).
     warm_start
         when True, a further ``fit`` continues from the fitted model (kernels,
         inducing points, q(u), likelihood and noise parameters, amortisation network and
@@ -263,6 +266,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         train_inducing: bool = True,
         q_x_form: str = Q_X_FORMS[0],
         standardize: bool = True,
+        scaling: str = "zscore",
         warm_start: bool = False,
         early_stopping: bool = False,
         validation_fraction: float = 0.1,

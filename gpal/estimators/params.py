@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Optional, Options, Real, Satisfies
+from gpal.data.standardizer import SCALINGS
 from gpal.training.session import ModelSpec
 from gpal.registry import (INDUCING_STARTS, INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES,
                            Q_X_FORMS, ROWS_PER_PRIOR_COMPONENT)
@@ -55,6 +56,7 @@ SPARSE_GP_PARAMETERS: dict[str, Constraint] = {
     "num_inducing": Integer(1),
     "kernel": KERNEL,
     "standardize": Boolean(),
+    "scaling": OneOf(SCALINGS),
     "random_state": RANDOM_STATE,
     "progress": Boolean(),
 }

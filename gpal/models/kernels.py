@@ -17,7 +17,8 @@ from gpal.models.module_copy import module_copy
 from gpal.registry import KERNELS
 
 __all__ = ["default_kernel", "default_lengthscale", "make_kernel", "matern52_plus_se", "median_distance", "se_ard_plus_noise",
-           "se_ard_plus_noise_median", "se_iso_plus_noise", "se_isotropic"]
+           "se_ard_plus_noise_median", "se_iso_plus_fixed_white", "se_iso_plus_noise", "se_isotropic",
+           "MILIOS_2018_WHITE"]
 
 #: The initial sigma_0^2 of ``se_ard_plus_noise`` and ``se_iso_plus_noise``: small beside the unit signal variance,
 #: then learned.
@@ -55,6 +56,22 @@ def se_iso_plus_noise(n_features: int) -> gpflow.kernels.Sum:
     and sigma_l^2 = 0.01 (sigma_l = 0.1), the start the study ``paper002_gplib`` gives gplib and gpal alike.
     """
     return se_isotropic(n_features) + gpflow.kernels.White(variance=INITIAL_NOISE_TERM)
+
+
+#: The white-noise variance paper 003's authors add, held fixed, to their GPC's kernel (dirichletGPC's
+#: ``src/evaluation.py``, ``evaluate_vgp``: ``gpflow.kernels.White(1, variance=1e-4)``, not trainable).
+MILIOS_2018_WHITE = 1e-4
+
+
+def se_iso_plus_fixed_white(n_features: int) -> gpflow.kernels.Sum:
+    """`se_isotropic` plus a fixed white-noise term of variance 1e-4: paper 003's GPC kernel as its code builds it.
+
+    The white term adds its variance to the prior variance of f at every input and to K(Z, Z)'s diagonal, a small
+    floor on the latent marginals and a jitter of the inducing covariance, and is never learned.
+    """
+    white = gpflow.kernels.White(variance=MILIOS_2018_WHITE)
+    gpflow.set_trainable(white.variance, False)
+    return se_isotropic(n_features) + white
 
 
 def se_ard_plus_noise(n_features: int) -> gpflow.kernels.Sum:

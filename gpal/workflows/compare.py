@@ -19,6 +19,8 @@ Methods:
   (``SOFTMAX_MC_SAMPLES`` reparameterised draws, GPflow's ``Softmax`` count; seeded, so the same draws at
   every step): the variational softmax GPC that paper 003's text compares against (``svgp-softmax`` is
   paper 000's GPCsm, its closed-form Gumbel bound);
+- ``svgp-softmax-mc-lbfgs``: the same GPC trained as paper 003's authors train theirs, full-batch L-BFGS-B on the
+  ELBO (one fixed set of Monte Carlo draws), at most ``iters`` iterations (`gpal.workflows.lbfgs_svgp`);
 - ``dirichlet``: ``DirichletGPClassifier`` (alpha_eps chosen from 0.1/0.01/0.001 by training MNLL);
 - ``gpr-platt``: ``GPRPlattClassifier`` (GP regression on the labels, Platt-scaled on 20 % of the
   training rows: paper 003's baseline);
@@ -63,6 +65,7 @@ import pandas as pd
 
 from gpal.constraints import Integer, ListOf, MappingOf, OneOf, Optional, Options, Parsed, Real
 from gpal.data.dataset import NoisyDataset
+from gpal.data.standardizer import SCALINGS
 from gpal.data.registry import DATASETS as BENCHMARK_DATASETS
 from gpal.data.registry import DatasetEntry, load_dataset, parse_dataset
 from gpal.evaluation.calibration import BINARY_SCORES, CONFIDENCES, EMPTY_BINS, expected_calibration_error
@@ -76,9 +79,9 @@ from gpal.workflows.measurements import Produced, write_measurements
 from gpal.workflows.schema import Field
 
 __all__ = [
-    "DATASETS", "DEFAULT_DATASETS", "GPAL_ECE", "METHODS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
+    "DATASETS", "DEFAULT_DATASETS", "GPAL_ECE", "METHODS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_LBFGS", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
     "check", "check_method_options", "check_methods",
-    "comparison_markdown", "dataset_tag", "measured_values", "method_spec", "produces", "run", "run_comparison",
+    "comparison_markdown", "dataset_tag", "measured_values", "method_ece", "method_spec", "produces", "run", "run_comparison",
     "schema",
     "settings_of",
 ]
@@ -91,11 +94,14 @@ FIXED_DELTA_SUFFIX = "-fixed-delta"
 SOFTMAX_MC = "svgp-softmax-mc"
 #: Its draws per point and step: GPflow's ``MonteCarloLikelihood`` default (``num_monte_carlo_points``).
 SOFTMAX_MC_SAMPLES = 100
+#: The same GPC trained as paper 003's authors train theirs: full-batch L-BFGS-B on the ELBO, capped by ``iters``.
+SOFTMAX_MC_LBFGS = "svgp-softmax-mc-lbfgs"
 METHODS = (
     *NOISY_INPUT_METHODS,
     *(f"svgp-{lik}" for lik in LIKELIHOODS.names()),
     *(f"svgp-{lik}{FIXED_DELTA_SUFFIX}" for lik in FIXED_DELTA),
     SOFTMAX_MC,
+    SOFTMAX_MC_LBFGS,
     "dirichlet",
     "gpr-platt",
     "ls-cavi",
@@ -106,7 +112,8 @@ METHODS = (
     *BINARY_ONLY,
 )
 #: Estimator families of the paper workflows alone, beside `gpal.registry.ESTIMATORS`: name -> "module:Class".
-PAPER_BASELINES = {"robustmax_natgrad": "gpal.workflows.robustmax_natgrad:NaturalGradientRobustMax"}
+PAPER_BASELINES = {"robustmax_natgrad": "gpal.workflows.robustmax_natgrad:NaturalGradientRobustMax",
+                   "lbfgs_svgp": "gpal.workflows.lbfgs_svgp:LbfgsSVGPClassifier"}
 
 
 def estimator_class(family: str) -> type:
@@ -198,6 +205,11 @@ def _method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing:
         if noisy_input is None:
             raise ValueError(f"method {name!r} needs the noisy_input settings (the workflow's noisy_input block)")
         return classifier_params([name], dict(noisy_input), n_train, n_rows)[name]
+    if name == SOFTMAX_MC_LBFGS:
+        return EstimatorFactory("lbfgs_svgp", (
+            ("likelihood", "softmax"),
+            ("likelihood_options", {"elbo": "monte_carlo", "num_elbo_samples": SOFTMAX_MC_SAMPLES}),
+            ("num_inducing", num_inducing), *(() if kernel is None else (("kernel", kernel),)), ("max_iter", iters)))
     if name.startswith("svgp-"):
         likelihood = name[len("svgp-") :]
         options = {}
@@ -325,13 +337,23 @@ def settings_of(datasets: Sequence[str], injected_noise: Sequence[float],
 METRICS = ("accuracy", "error", "nll", "ece", "train_seconds")
 
 
-def _unit_ece(unit: Mapping[str, Any], ece: Mapping[str, Any] | None) -> float:
-    return expected_calibration_error(np.asarray(unit["y_true"]), np.asarray(unit["proba"]), **(ece or GPAL_ECE))
+def method_ece(y_true: Any, proba: Any, ece: Mapping[str, Any] | None, method: str) -> float:
+    """A method's ECE as an ``ece`` block defines it (None: gpal's); a method in its ``top_label_methods`` is binned
+    by its top label on two classes whatever ``binary`` says (paper 003's code does so for its GPD, which gives a
+    column per class)."""
+    keywords = dict(ece or GPAL_ECE)
+    if method in keywords.pop("top_label_methods", ()):
+        keywords["binary"] = "top_label"
+    return expected_calibration_error(np.asarray(y_true), np.asarray(proba), **keywords)
 
 
-def _unit_metrics(unit: Mapping[str, Any], ece: Mapping[str, Any] | None = None) -> dict[str, float]:
+def _unit_ece(unit: Mapping[str, Any], ece: Mapping[str, Any] | None, method: str) -> float:
+    return method_ece(unit["y_true"], unit["proba"], ece, method)
+
+
+def _unit_metrics(unit: Mapping[str, Any], ece: Mapping[str, Any] | None, method: str) -> dict[str, float]:
     return {"accuracy": 1.0 - unit["error"], "error": unit["error"], "nll": unit["nll"],
-            "ece": _unit_ece(unit, ece), "train_seconds": unit["train_seconds"]}
+            "ece": _unit_ece(unit, ece, method), "train_seconds": unit["train_seconds"]}
 
 
 def measured_values(out: str | Path, datasets: Sequence[str], methods: Sequence[str], n_splits: int,
@@ -346,7 +368,7 @@ def measured_values(out: str | Path, datasets: Sequence[str], methods: Sequence[
     for name, n, level, setting in settings_of(datasets, injected_noise, registry):
         for m in methods:
             for unit in _rows_for(Path(out) / dataset_tag(name, n, level), m, range(n_splits)):
-                for metric, value in _unit_metrics(unit, ece).items():
+                for metric, value in _unit_metrics(unit, ece, m).items():
                     measured.setdefault((setting, m, metric), []).append(value)
     return measured
 
@@ -385,6 +407,7 @@ def run_comparison(
     method_options: Mapping[str, Mapping[str, Any]] | None = None,
     ece: Mapping[str, Any] | None = None,
     paper: str | None = None,
+    scaling: str = "zscore",
 ) -> list[dict[str, Any]]:
     """Run (or resume) every method x data set and write ``comparison.md`` / ``.json`` / ``.csv``.
 
@@ -393,7 +416,9 @@ def run_comparison(
     process).  Each data set runs once per ``injected_noise`` variance (input noise added to train
     and test rows in units of the training split's standard deviation, paper 001 sec. 5.3);
     ``noisy_input`` holds the settings of the noisy-input methods and ``kernel`` names the ``svgp-``
-    methods' kernel (`method_spec`).
+    methods' kernel (`method_spec`).  ``scaling``: how every method scales its inputs, fitted on each split's
+    training rows: "zscore" (gpal's) or "range" (each feature's training range onto [-1, 1], paper 003's code);
+    a method's own ``scaling`` in ``method_options`` overrides it.
 
     Returns one row per (data set, method): metric cells as "mean ± SE" strings, or
     ``NOT_APPLICABLE`` for a binary-only method on a multi-class data set.  Failed
@@ -402,6 +427,8 @@ def run_comparison(
     methods = check_methods(methods)
     try:
         method_options = check_method_options(method_options or {}, methods)
+        if scaling != "zscore":  # every method's estimator must take it: refused now, not after the others ran
+            check_method_options({m: {"scaling": scaling} for m in methods}, methods)
     except ValueError as err:
         raise ValueError(f"{err} (the workflow of {paper})" if paper else str(err)) from None
     out = Path(out)
@@ -412,8 +439,10 @@ def run_comparison(
         tag = dataset_tag(name, n, level)
         n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
+        scaled = {} if scaling == "zscore" else {"scaling": scaling}
         specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input,
-                                kernel if m.startswith("svgp-") else None, method_options.get(m), ds.n_samples)
+                                kernel if m.startswith("svgp-") else None,
+                                {**scaled, **method_options.get(m, {})}, ds.n_samples)
                  for m in usable}
         folder = out / tag
         if specs:
@@ -439,7 +468,7 @@ def run_comparison(
                     nll=format_mean_se(nll_mean, nll_se, 3),
                     nll_mean=float(nll_mean),
                     nll_se=float(nll_se) if math.isfinite(nll_se) else None,
-                    ece=_cell([_unit_ece(u, ece) for u in units], 3),
+                    ece=_cell([_unit_ece(u, ece, m) for u in units], 3),
                     train_seconds=_cell([u["train_seconds"] for u in units], 1),
                 )
             else:
@@ -498,6 +527,9 @@ def schema() -> dict[str, Any]:
             "epochs": Field(Integer(1), 100, "passes over the data for minibatch methods"),
             "iters": Field(Integer(1), 100, "iteration cap of full-batch methods"),
             "num_inducing": Field(Integer(1), 20, "inducing points for every method but the noisy-input ones"),
+            "scaling": Field(OneOf(list(SCALINGS)), "zscore", "how every method scales its inputs, fitted on each "
+                             "split's training rows: z-scores (gpal's) or each feature's range onto [-1, 1] (paper "
+                             "003's code)"),
             "kernel": Field(Optional(OneOf(list(KERNELS.names()))), None,
                             f"kernel of the svgp- methods, one of {list(KERNELS.names())} (null: SE-ARD); "
                             "the other families keep their own"),
@@ -513,6 +545,9 @@ def schema() -> dict[str, Any]:
                             "confidence (gpal's) or p(y=1) against y = 1 (paper 003's code)", part_of_run=False),
             "empty_bins": Field(OneOf(list(EMPTY_BINS)), "skip", "empty bins left out (gpal's) or counted as "
                                 "one point of accuracy 0 (paper 003's code)", part_of_run=False),
+            "top_label_methods": Field(ListOf(Parsed(_method_name, f"one of {list(METHODS)}"), min_length=0), [],
+                                       "methods binned by their top label on two-class sets whatever `binary` says "
+                                       "(paper 003's code: its GPD, which gives a column per class)", part_of_run=False),
         },
         # paper 001's sec. 5.3 settings: robust-max, label flips 1e-3 fixed, batch 50, input-noise variance learned
         "noisy_input": training_schema(likelihood="robustmax",
@@ -530,6 +565,9 @@ def check(config: Mapping[str, Any]) -> None:
     """Refuse ``method_options`` a method's estimator does not take, naming the paper, when the file is loaded."""
     try:
         check_method_options(config["method_options"], config["methods"])
+        if config["training"]["scaling"] != "zscore":
+            check_method_options({m: {"scaling": config["training"]["scaling"]} for m in config["methods"]},
+                                 config["methods"])
     except ValueError as err:
         raise ValueError(f"{err} (the workflow of {_paper_of(config)})") from None
 
@@ -544,7 +582,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor,
         injected_noise=levels, noisy_input=config["noisy_input"], test_size=config["protocol"]["test_size"],
         kernel=t["kernel"], method_options=config["method_options"], ece=config["ece"],
-        paper=_paper_of(config),
+        paper=_paper_of(config), scaling=t["scaling"],
     )
     figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
     measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"], levels,

@@ -395,6 +395,32 @@ def _against_earlier_run(record: Mapping) -> list[tuple[str, ...]]:
             for row in record["paired"]["rows"]]
 
 
+def _options(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 003's remaining differences as options: gpal's choice minus the authors', per option, method and metric,
+    paired by split, with the 95 % t interval (``lab/studies/paper003_options.py``'s summary)."""
+    rows, last = [], None
+    for row in record["rows"]:
+        rows.append((row["option"] if row["option"] != last else "", f"`{row['method']}`", row["metric"],
+                     str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
+                     f"[{row['low']:+.3f}, {row['high']:+.3f}]"))
+        last = row["option"]
+    return rows
+
+
+def _methods_of_run(record: Mapping) -> list[tuple[str, ...]]:
+    """A papers run's methods as ``bench_paper_runs.py`` recorded them: error, NLL, ECE and training seconds, mean ±
+    SE over the splits."""
+    rows = []
+    for methods in record["datasets"].values():
+        for method, entry in methods.items():
+            s = entry["summary"]
+            rows.append((f"`{method}`", str(len(entry["splits"])),
+                         f"{1 - s['accuracy']['mean']:.3f} ± {s['accuracy']['se']:.3f}",
+                         *(f"{s[k]['mean']:.3f} ± {s[k]['se']:.3f}" for k in ("nll", "ece")),
+                         f"{s['train_seconds']['mean']:.1f} ± {s['train_seconds']['se']:.1f}"))
+    return rows
+
+
 def _ladder(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 003's Fig. 5 (right) ladder: GPD per M and the GPC, error, MNLL and CPU seconds (mean ± SE)."""
     return [(fit, str(row["n"]), *(f"{row[k]['mean']:.3f} ± {row[k]['se']:.3f}" for k in ("error", "nll")),
@@ -715,6 +741,19 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_full_m200_probit.json",
         ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
         _against_earlier_run),
+    "milios_magic_authors": StudyTable(
+        "papers/003_milios.md", "paper003_options", "lab/studies/records/papers/paper003_options_authors.json",
+        ("method", "splits", "test error", "test MNLL", "ECE", "train s"), ("---", "---:", "---", "---", "---", "---"),
+        _methods_of_run),
+    "milios_magic_options": StudyTable(
+        "papers/003_milios.md", "paper003_options", "lab/studies/records/papers/paper003_options_magic.json",
+        ("the other choice, not the authors'", "method", "metric", "splits", "it − the authors', mean ± SE",
+         "95 % t interval"), ("---", "---", "---", "---:", "---", "---"), _options),
+    "milios_letter_held": StudyTable(
+        "papers/003_milios.md", "paper003_letter_calibration",
+        "lab/studies/records/papers/paper003_letter_calibration.json",
+        ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
+        _ranked_pairs),
     "milios_ladder": StudyTable(
         "papers/003_milios.md", "paper003_inducing",
         "lab/studies/records/papers/paper003_inducing_letter_summary.json",

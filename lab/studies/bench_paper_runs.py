@@ -59,10 +59,11 @@ SUMMARISED = {"accuracy": 3, "nll": 3, "ece": 3, "train_seconds": 1}
 RECORD_DIGITS = 4
 
 
-def split_measures(unit: dict[str, Any], path: Path, ece: Mapping[str, Any] | None = None) -> dict[str, float]:
+def split_measures(unit: dict[str, Any], path: Path, ece: Mapping[str, Any] | None = None,
+                   method: str = "") -> dict[str, float]:
     """One unit's measures from its test rows' probabilities, checked against the unit's own NLL and error; the ECE
-    as the run declares it (its workflow's ``ece`` block, a paper's definition; None: gpal's)."""
-    from gpal.evaluation.calibration import expected_calibration_error
+    as the run declares it for ``method`` (its workflow's ``ece`` block, a paper's definition; None: gpal's)."""
+    from gpal.workflows.compare import method_ece
 
     try:
         y = np.asarray(unit["y_true"], dtype=np.int64)
@@ -76,7 +77,7 @@ def split_measures(unit: dict[str, Any], path: Path, ece: Mapping[str, Any] | No
     cost = -np.log(np.maximum(proba[np.arange(y.size), y], np.finfo(float).tiny))
     right = proba.argmax(axis=1) == y
     measures = {"accuracy": float(right.mean()), "nll": float(cost.mean()),
-                "ece": expected_calibration_error(y, proba, **(ece or {})), "train_seconds": seconds,
+                "ece": method_ece(y, proba, ece or {}, method), "train_seconds": seconds,
                 "confidence_mean": float(proba.max(axis=1).mean()), "confidence_max": float(proba.max()),
                 "nll_correct_rows": float(cost[right].sum() / y.size),
                 "nll_wrong_rows": float(cost[~right].sum() / y.size), "n_test": int(y.size)}
@@ -104,7 +105,8 @@ def read_run(run: Path) -> dict[str, Any]:
                              key=lambda p: (order.index(p.name) if p.name in order else len(order), p.name))
         for method_dir in method_dirs:
             units = sorted(method_dir.glob("split_*.json"))
-            splits = {int(p.stem.split("_")[1]): split_measures(json.loads(p.read_text(encoding="utf-8")), p, ece)
+            splits = {int(p.stem.split("_")[1]): split_measures(json.loads(p.read_text(encoding="utf-8")), p, ece,
+                                                                      method_dir.name)
                       for p in units}
             if splits:
                 datasets.setdefault(name, {})[method_dir.name] = {"splits": splits}

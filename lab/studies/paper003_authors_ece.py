@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
                          "splits and fits, scored twice")
     others = {m: measured_values(args.positive, m)[1] for m in OTHERS}
     record = {
-        "title": "Paper 003 on all of MAGIC: the ECE as the authors' code takes it (GPD by its top label, GPC and "
+        "title": "Paper 003 on MAGIC: the ECE as the authors' code takes it (GPD by its top label, GPC and "
                  "GPR + Platt by p(y = 1)), the workflows' own values paired by split",
         "runs": {"top_label": {"commit": top_run["commit"], "command": shipped_name(top_run["command"]), "ece": top_run["settings"]["ece"]},
                  "positive": {"commit": pos_run["commit"], "command": shipped_name(pos_run["command"]), "ece": pos_run["settings"]["ece"]}},
