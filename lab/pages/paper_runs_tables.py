@@ -231,6 +231,17 @@ def _uci_same_method(record: Mapping) -> list[tuple[str, ...]]:
     return _uci_paired(record, [(m, m) for m in ("MGP", "NIMGP", "NIMGP-NN", "NIMGP-FO")])
 
 
+def _uci_adam_paired(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 001's NIMGP with the authors' Adam on its q(x) (every row each step; the run) set split by split against
+    each method of the run with gpal's (only the batch's rows; the other run), otherwise the same settings."""
+    rows = {(r["dataset"], r["against"]): r for r in record["paired"]["rows"]
+            if r["metric"] == "nll" and r["method"] == "NIMGP"}
+    return [(dataset.replace("/noise_", "/"), "NIMGP − " + (f"{b} (gpal's Adam)" if b == "NIMGP" else b),
+             str(len(r["splits"])), _interval((r["mean"], r["low"], r["high"])))
+            for dataset in dict.fromkeys(d for d, _ in rows) for b in ("NIMGP", "MGP", "NIMGP-FO", "NIMGP-NN")
+            if (r := rows.get((dataset, b)))]
+
+
 def _nll_rows(record: Mapping) -> dict:
     """A comparison record's NLL rows by (setting, method), in the record's order."""
     return {(r["setting"], r["method"]): r for r in record["rows"] if r["metric"] == "nll"}
@@ -623,6 +634,11 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper001_uci_waveform_authors_q_vs_kernel.json",
         ("setting", "test NLL, the authors' q(x) and M − gpal's", "splits", "mean, 95 % t interval"),
         ("---", "---", "---:", "---"), _uci_same_method),
+    "uci_authors_adam_paired": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        "lab/studies/records/papers/paper001_uci_waveform_authors_adam_vs_q.json",
+        ("setting", "test NLL, NIMGP with the authors' Adam − each method with gpal's", "splits",
+         "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_adam_paired),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",
