@@ -122,3 +122,25 @@ def test_the_two_updates_never_share_a_compiled_step_and_a_saved_structure_keeps
                                  X_var=np.full_like(X, 0.1)) for update in ("every_row", "batch_rows"))
     assert trace_key(authors) != trace_key(gpal)
     assert NoisySVGP.from_structure(authors.structure()).strategy.q_x_update == "every_row"
+
+
+def test_the_authors_update_trains_in_a_batched_group_as_alone():
+    """The batched trainer stacks the models' q(x_i) tables into one: moving every row of it at each step is each
+    model's own every-row update, so a group fit equals fits alone."""
+    from gpal.estimators.batched import fit_batched
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+
+    params = dict(input_noise="latent", num_inducing=5, epochs=3, batch_size=20, n_samples=20, q_x_update="every_row")
+    sets = []
+    for k in range(2):
+        rng = np.random.default_rng(10 + k)
+        X = rng.normal(size=(50, 2))
+        sets.append((X, (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5), np.full((50, 2), 0.1)))
+    alone = [NoisyGPClassifier(random_state=k, **params).fit(*s) for k, s in enumerate(sets)]
+    together = fit_batched([NoisyGPClassifier(random_state=k, **params) for k in range(2)], sets)
+    assert together[0]._session.batched_trainer.row_adam.every_row  # trained as a group, with the authors' update
+    for a, b in zip(together, alone):
+        np.testing.assert_allclose(a.model_.strategy.q_offset.numpy(), b.model_.strategy.q_offset.numpy(), atol=1e-9)
+        assert a.history_ == pytest.approx(b.history_, rel=1e-12)
+    batch_rows = NoisyGPClassifier(random_state=0, **{**params, "q_x_update": "batch_rows"}).fit(*sets[0])
+    assert not np.allclose(batch_rows.model_.strategy.q_offset.numpy(), alone[0].model_.strategy.q_offset.numpy())
