@@ -138,7 +138,8 @@ def test_the_authors_update_trains_in_a_batched_group_as_alone():
         sets.append((X, (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5), np.full((50, 2), 0.1)))
     alone = [NoisyGPClassifier(random_state=k, **params).fit(*s) for k, s in enumerate(sets)]
     together = fit_batched([NoisyGPClassifier(random_state=k, **params) for k in range(2)], sets)
-    assert together[0]._session.batched_trainer.row_adam.every_row  # trained as a group, with the authors' update
+    with together[0]._session.batched_trainer.loaded() as group:  # trained as a group, with the authors' update
+        assert group.row_adam.every_row
     for a, b in zip(together, alone):
         np.testing.assert_allclose(a.model_.strategy.q_offset.numpy(), b.model_.strategy.q_offset.numpy(), atol=1e-9)
         assert a.history_ == pytest.approx(b.history_, rel=1e-12)
