@@ -661,6 +661,15 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
         "lab/studies/records/papers/paper001_uci_waveform_authors_050_runs.json",
         ("setting", "test NLL", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_paired),
+    "uci_all_authors_wine": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        "lab/studies/records/papers/paper001_uci_wine_authors.json",
+        ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)", "gpal, all the authors' settings"),
+        ("---", "---", "---:", "---", "---"), _uci_all_authors),
+    "uci_all_authors_wine_paired": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        "lab/studies/records/papers/paper001_uci_wine_authors_runs.json",
+        ("setting", "test NLL", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_paired),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",
