@@ -23,7 +23,7 @@ __all__ = ["ACQUISITIONS", "AUGMENTED_INFERENCE", "BROAD_PRIOR_VARIANCE", "CONJU
            "DEFAULT_NUM_INDUCING", "DEFAULT_PRIOR_COMPONENTS", "ESTIMATORS",
            "FOLLOW_UP_ACQUISITION", "INDUCING_STARTS", "INFERENCE", "INITIAL_LEARNED_VARIANCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
            "LOCALS_FAMILIES", "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR",
-           "PER_MODEL_ERRORS", "Q_X_FORMS", "ROWS_PER_PRIOR_COMPONENT", "Registry", "SVGP_NUM_INDUCING", "WORKFLOWS"]
+           "PER_MODEL_ERRORS", "Q_X_FORMS", "Q_X_UPDATES", "ROWS_PER_PRIOR_COMPONENT", "Registry", "SVGP_NUM_INDUCING", "WORKFLOWS"]
 
 #: Priors over the noiseless inputs (``gpal.models.input_prior``): the paper's broad N(0, s I), or a
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
@@ -35,6 +35,10 @@ INDUCING_STARTS = ("kmeans", "random_per_latent")
 #: How NIMGP's q(x_i) is parameterised (``gpal.models.input_noise.LatentInputs``), the default first: relative to
 #: p(x_i | x~_i) (gpal's), or a free mean and log-variance per row from x~_i and 1e-5 (paper 001's authors').
 Q_X_FORMS = ("relative", "free")
+#: How Adam moves NIMGP's q(x_i) table (``gpal.training.adam.RowAdam``), the default first: only the minibatch's rows,
+#: each row's moments and bias correction its own (gpal's), or every row at every step with a zero gradient for the
+#: rows outside the batch, as paper 001's authors' TensorFlow 1 ``AdamOptimizer`` moves a gathered variable.
+Q_X_UPDATES = ("batch_rows", "every_row")
 #: The start of a learned input-noise variance per feature (``build_model``, ``NoisyGPClassifier``).
 INITIAL_LEARNED_VARIANCE = 0.01
 #: The variance s of the paper's broad prior N(0, s I) on the noiseless inputs, the default of

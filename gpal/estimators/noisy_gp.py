@@ -36,7 +36,7 @@ from gpal.estimators.params import (AUTO, NOISY_GP_PARAMETERS, check_input_prior
 from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
 from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES,
                            DEFAULT_LIKELIHOOD, DEFAULT_NOISE_VARIANCE, DEFAULT_PRIOR_COMPONENTS,
-                           INDUCING_STARTS, INITIAL_LEARNED_VARIANCE, Q_X_FORMS, SVGP_NUM_INDUCING)
+                           INDUCING_STARTS, INITIAL_LEARNED_VARIANCE, Q_X_FORMS, Q_X_UPDATES, SVGP_NUM_INDUCING)
 from gpal.training.session import ModelSession
 
 __all__ = ["NoisyGPClassifier"]
@@ -177,6 +177,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         how NIMGP (``input_noise="latent"``) parameterises each training row's q(x_i): relative to p(x_i | x~_i),
         where it starts (gpal's default), or as paper 001's authors do, a free mean and log-variance started at
         the noisy input and a variance of 1e-5.  Other strategies take only "relative".
+    q_x_update : "batch_rows" | "every_row"
+        how Adam moves NIMGP's q(x_i) table: only the rows of each minibatch, each row with its own moments and step
+        count (gpal's default: a step costs the batch, not the training set), or every row at every step, the rows
+        outside the batch on their momentum with a zero gradient, as paper 001's authors' TensorFlow 1 Adam does.
+        Other strategies take only "batch_rows".
     standardize
         scale each input to the training inputs' mean and spread (their variances with them).  The
         scaling is a ``gpal.data.standardizer.Standardizer``.
@@ -265,6 +270,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         inducing_start: str = INDUCING_STARTS[0],
         train_inducing: bool = True,
         q_x_form: str = Q_X_FORMS[0],
+        q_x_update: str = Q_X_UPDATES[0],
         standardize: bool = True,
         scaling: str = "zscore",
         warm_start: bool = False,

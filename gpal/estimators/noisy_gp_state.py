@@ -65,6 +65,7 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
     params.setdefault("initial_learned_variance", 0.01)  # earlier gpal's only starts
     params.setdefault("inducing_start", "kmeans")
     params.setdefault("q_x_form", "relative")
+    params.setdefault("q_x_update", "batch_rows")
     params.setdefault("train_inducing", True)  # earlier gpal trained them always
     if isinstance(params["kernel"], dict):
         params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])

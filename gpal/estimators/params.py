@@ -20,7 +20,7 @@ from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Optional
 from gpal.data.standardizer import SCALINGS
 from gpal.training.session import ModelSpec
 from gpal.registry import (INDUCING_STARTS, INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES,
-                           Q_X_FORMS, ROWS_PER_PRIOR_COMPONENT)
+                           Q_X_FORMS, Q_X_UPDATES, ROWS_PER_PRIOR_COMPONENT)
 
 __all__ = ["AUTO", "AUTO_WITH_ERROR_BARS", "INPUT_NOISE_SETTING", "KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "RANDOM_STATE", "SPARSE_GP_PARAMETERS",
            "auto_declines", "check_input_prior", "check_named_likelihood_options", "choose_input_noise", "gives_error_bars", "input_noise_class", "input_prior_used", "model_spec"]
@@ -115,6 +115,7 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
     "inducing_start": OneOf(INDUCING_STARTS),
     "train_inducing": Boolean(),
     "q_x_form": OneOf(Q_X_FORMS),
+    "q_x_update": OneOf(Q_X_UPDATES),
     "warm_start": Boolean(),
     "early_stopping": Boolean(),
     "validation_fraction": Real(0, 1, low_open=True, high_open=True, meaning="a fraction of the training rows"),
@@ -233,7 +234,7 @@ def model_spec(est: Any) -> ModelSpec:
                      prior_components=int(est.prior_components), hidden_sizes=tuple(int(h) for h in est.hidden_sizes),
                      initial_learned_variance=float(est.initial_learned_variance),
                      inducing_start=est.inducing_start, train_inducing=bool(est.train_inducing),
-                     q_x_form=est.q_x_form, seed=_model_seed(est))
+                     q_x_form=est.q_x_form, q_x_update=est.q_x_update, seed=_model_seed(est))
 
 
 def _model_seed(est: Any) -> int:

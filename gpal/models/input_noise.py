@@ -40,7 +40,7 @@ import tensorflow as tf
 from check_shapes import check_shapes
 
 from gpal.models.input_prior import BroadPrior, MixturePrior, prior_from_config
-from gpal.registry import BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, Q_X_FORMS
+from gpal.registry import BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, Q_X_FORMS, Q_X_UPDATES
 
 __all__ = [
     "InputNoise",
@@ -95,6 +95,9 @@ class InputNoise(gpflow.base.Module):
     #: The parameterisations of q(x_i) the strategy takes (``q_x_form``, `gpal.registry.Q_X_FORMS`); one
     #: without a q(x_i) per row has only the default, which changes nothing for it.
     q_x_forms: tuple[str, ...] = Q_X_FORMS[:1]
+    #: How Adam may move the q(x_i) table (``q_x_update``, `gpal.registry.Q_X_UPDATES`); likewise only the default
+    #: for a strategy without one.
+    q_x_updates: tuple[str, ...] = Q_X_UPDATES[:1]
 
     @classmethod
     def build(cls, *, num_data: int, num_features: int, num_classes: int, prior_variance: float,
@@ -417,21 +420,28 @@ class LatentInputs(_GaussianInputs):
     >>> strategy.name, [tuple(v.numpy().shape) for v in strategy.per_point_variables]   # (a_i, b_i) per row
     ('latent', [(5, 2), (5, 2)])
     >>> strategy.get_config()
-    {'name': 'latent', 'prior_variance': 1000.0, 'num_data': 5, 'num_features': 2, 'q_x_form': 'relative'}
+    {'name': 'latent', 'prior_variance': 1000.0, 'num_data': 5, 'num_features': 2, 'q_x_form': 'relative', 'q_x_update': 'batch_rows'}
 
     ``q_x_form="free"`` is paper 001's authors' q(x_i): a free mean and log-variance per row, started at the
     noisy input and a variance of ``FREE_Q_START_VARIANCE`` (1e-5) instead of at p(x_i | x~_i).
+    ``q_x_update="every_row"`` has the trainer's Adam move every row at each step, as the authors' does
+    (`gpal.training.adam.RowAdam`), not only the minibatch's.
     """
 
     name = "latent"
     q_x_forms = Q_X_FORMS
+    q_x_updates = Q_X_UPDATES
 
     def __init__(self, num_data: int, num_features: int, prior_variance: float = BROAD_PRIOR_VARIANCE,
-                 population_prior: "MixturePrior | dict | None" = None, q_x_form: str = Q_X_FORMS[0]):
+                 population_prior: "MixturePrior | dict | None" = None, q_x_form: str = Q_X_FORMS[0],
+                 q_x_update: str = Q_X_UPDATES[0]):
         super().__init__(prior_variance, name=self.name, population_prior=population_prior)
         if q_x_form not in Q_X_FORMS:
             raise ValueError(f"q_x_form must be one of {list(Q_X_FORMS)}; got {q_x_form!r}")
+        if q_x_update not in Q_X_UPDATES:
+            raise ValueError(f"q_x_update must be one of {list(Q_X_UPDATES)}; got {q_x_update!r}")
         self.q_x_form = q_x_form
+        self.q_x_update = q_x_update
         self.num_data = int(num_data)
         self.num_features = int(num_features)
         # Plain variables, not gpflow Parameters: gathering rows straight from a variable
@@ -445,8 +455,8 @@ class LatentInputs(_GaussianInputs):
 
     @classmethod
     def build(cls, *, num_data, num_features, num_classes, prior_variance, population_prior, hidden_sizes, seed,
-              q_x_form=Q_X_FORMS[0]):
-        return cls(num_data, num_features, prior_variance, population_prior, q_x_form)
+              q_x_form=Q_X_FORMS[0], q_x_update=Q_X_UPDATES[0]):
+        return cls(num_data, num_features, prior_variance, population_prior, q_x_form, q_x_update)
 
     @property
     def has_base_table(self) -> bool:
@@ -473,7 +483,7 @@ class LatentInputs(_GaussianInputs):
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "num_data": self.num_data, "num_features": self.num_features,
-                "q_x_form": self.q_x_form}
+                "q_x_form": self.q_x_form, "q_x_update": self.q_x_update}
 
 
 class AmortizedInputs(_GaussianInputs):

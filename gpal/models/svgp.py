@@ -43,6 +43,7 @@ from gpal.registry import (
     INPUT_NOISE,
     INPUT_PRIORS,
     Q_X_FORMS,
+    Q_X_UPDATES,
     SVGP_NUM_INDUCING,
 )
 
@@ -345,6 +346,7 @@ def build_model(
     inducing_start: str = INDUCING_STARTS[0],
     train_inducing: bool = True,
     q_x_form: str = Q_X_FORMS[0],
+    q_x_update: str = Q_X_UPDATES[0],
     jitter: float = DEFAULT_JITTER,
     seed: int = 0,
 ) -> NoisySVGP:
@@ -361,6 +363,8 @@ def build_model(
     ``likelihood_options`` go to the likelihood it names (e.g. ``{"epsilon": 1e-3}`` for robust-max).
     ``q_x_form``: NIMGP's q(x_i) relative to p(x_i | x~_i) ("relative"), or paper 001's authors' free mean and
     log-variance per row ("free", `gpal.models.input_noise.LatentInputs`); refused for a strategy without it.
+    ``q_x_update``: Adam moves NIMGP's q(x_i) of the minibatch's rows only ("batch_rows"), or of every row at every
+    step as paper 001's authors' TensorFlow 1 Adam does ("every_row", `gpal.training.adam.RowAdam`); refused likewise.
 
     Returns
     -------
@@ -374,6 +378,11 @@ def build_model(
         raise ValueError(f"q_x_form={q_x_form!r} is paper 001's (Villacampa-Calvo et al. 2021) authors' q(x_i) of "
                          f"NIMGP, a free mean and log-variance for each training row; it needs a strategy with one "
                          f"per row (input_noise='latent'), got input_noise={input_noise!r}")
+    OneOf(Q_X_UPDATES).check("q_x_update", q_x_update)
+    if q_x_update not in kind.q_x_updates:
+        raise ValueError(f"q_x_update={q_x_update!r} is paper 001's (Villacampa-Calvo et al. 2021) authors' Adam step "
+                         f"of NIMGP's q(x_i) table, every row at every step; it needs a strategy with a q(x_i) per "
+                         f"row (input_noise='latent'), got input_noise={input_noise!r}")
     n, d = X.shape
     lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
     L = lik.num_latent(num_classes)
@@ -393,6 +402,7 @@ def build_model(
         population = population_priors.fit_mixture_prior(*(prior_inputs or (X, X_var)), prior_components, seed)
     strategy = make_strategy(input_noise, num_data=n, num_features=d, num_classes=num_classes,
                              prior_variance=prior_variance, population_prior=population, hidden_sizes=hidden_sizes,
-                             seed=seed, **({} if q_x_form == Q_X_FORMS[0] else {"q_x_form": q_x_form}))
+                             seed=seed, **({} if q_x_form == Q_X_FORMS[0] else {"q_x_form": q_x_form}),
+                             **({} if q_x_update == Q_X_UPDATES[0] else {"q_x_update": q_x_update}))
     nv = NoiseVariance(noise_variance, d, initial_learned_variance) if strategy.uses_noise_variance else None
     return NoisySVGP(LatentGPs(kernels, Z, jitter, train_inducing), strategy, lik, nv, n, num_classes)

@@ -11,7 +11,7 @@ tf_keras' Adam bit for bit for dense gradients (tested); an ``IndexedSlices`` gr
 dense first, where tf_keras would take its sparse branch (equal up to rounding).
 
 Per-point tables (a q(x_i) per training row, of a row count that changes between fits) take ``RowAdam``,
-which moves only the rows of a step's minibatch.
+which moves only the rows of a step's minibatch, or, as paper 001's authors' TensorFlow 1 code does, every row.
 """
 
 from __future__ import annotations
@@ -96,18 +96,26 @@ class Adam:
 
 
 class RowAdam:
-    """Adam for per-point tables that touches only the minibatch's rows.
+    """Adam for per-point tables: by default it touches only the minibatch's rows.
 
     tf_keras' Adam decays every row's moments and moves every row on every step,
     O(n d) work for a q(x_i) table; here a row's moments, step count and value
     change only when the row is in the batch, so a step costs O(|B| d) and each
     q(x_i) follows Adam over its own sequence of gradients.  Hyper-parameters are
     those of the shared optimiser.
+
+    ``every_row``: paper 001's authors' update instead (``q_x_update="every_row"``).  Their q(x_i) table is a
+    TensorFlow 1 variable read through ``tf.gather``, whose gradient is sparse, and TF1's ``AdamOptimizer`` applies a
+    sparse gradient by decaying every row's moments, adding the batch rows' gradients, and moving every row by
+    its moments with the optimiser's one step count (``tensorflow/python/training/adam.py``,
+    ``_apply_sparse_shared``).  So a row keeps moving on its momentum between its batches; that is Adam on the
+    dense gradient, zero outside the batch, which this mode applies.
     """
 
-    def __init__(self, variables: list[tf.Variable], optimizer: Adam):
+    def __init__(self, variables: list[tf.Variable], optimizer: Adam, *, every_row: bool = False):
         self.variables = variables
         self.optimizer = optimizer
+        self.every_row = bool(every_row)
         # Any row count: ``reset`` resizes them when the table grows between fits.
         self.m = [tf.Variable(tf.zeros_like(v), trainable=False, shape=_rows_unknown(v)) for v in variables]
         self.v = [tf.Variable(tf.zeros_like(v), trainable=False, shape=_rows_unknown(v)) for v in variables]
@@ -121,11 +129,23 @@ class RowAdam:
             t.assign(tf.zeros(tf.shape(var)[:1], var.dtype))
 
     def apply(self, grads: list[tf.IndexedSlices | tf.Tensor]) -> None:
-        """One Adam update of the rows each gradient names (a dense gradient names every row)."""
+        """One Adam update of the rows each gradient names (a dense gradient names every row), or with
+        ``every_row`` of every row."""
         opt = self.optimizer
         lr = tf.cast(opt.learning_rate, tf.float64)
         b1, b2, eps = (tf.constant(float(x), tf.float64) for x in (opt.beta_1, opt.beta_2, opt.epsilon))
         for g, var, m, v, t in zip(grads, self.variables, self.m, self.v, self.t):
+            if self.every_row:
+                # rows outside the batch: gradient zero (a sparse gradient made dense sums a repeated row's parts,
+                # as TF1 does before its sparse update); every row then shares the optimiser's step count
+                if isinstance(g, tf.IndexedSlices):
+                    g = tf.math.unsorted_segment_sum(g.values, g.indices, tf.shape(var, out_type=g.indices.dtype)[0])
+                t.assign_add(tf.ones_like(t))
+                m.assign(b1 * m + (1.0 - b1) * g)
+                v.assign(b2 * v + (1.0 - b2) * tf.square(g))
+                correction = (tf.sqrt(1.0 - tf.pow(b2, t)) / (1.0 - tf.pow(b1, t)))[:, None]
+                var.assign_sub(lr * correction * m / (tf.sqrt(v) + eps))
+                continue
             if not isinstance(g, tf.IndexedSlices):  # dense gradient (rows not gathered): rows with any signal
                 g = tf.IndexedSlices(g, tf.range(tf.shape(g)[0]), tf.shape(g, out_type=tf.int32))
             rows, pos = tf.unique(g.indices)

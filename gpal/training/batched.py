@@ -41,7 +41,7 @@ from gpal.training.adam import RowAdam
 from gpal.training.shared import LentBySignature
 from gpal.training.signatures import lend_prior, model_signature, template_copy, trace_key
 from gpal.training.svi import (TrainData, TrainingError, TrainResult, cholesky_error, cholesky_failed,
-                               cholesky_ok, make_optimizer, one_step_at_a_time, run_epochs)
+                               cholesky_ok, make_optimizer, moves_every_row, one_step_at_a_time, run_epochs)
 
 __all__ = ["NotBatchable", "BatchedTrainer", "GroupStep", "check_batchable"]
 
@@ -175,7 +175,8 @@ class GroupStep:
         self.tables = [self.stacked[p] for p in self.per_point_paths]
         self.optimizer = make_optimizer()
         self.optimizer.build(self.shared)
-        self.row_adam = RowAdam(self.tables, self.optimizer) if self.tables else None
+        self.row_adam = (RowAdam(self.tables, self.optimizer, every_row=moves_every_row(self.template))
+                         if self.tables else None)
         self.step = self._compile()
 
     def load(self, models: Sequence[NoisySVGP], datas: Sequence[TrainData], seeds: Sequence[int]) -> None:

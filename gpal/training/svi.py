@@ -5,7 +5,7 @@ step gathers rows ``idx`` of X, X_var and y together, and hands ``idx`` itself t
 the model (NIMGP's strategy, ``LatentInputs``, keeps one q(x_i) per row).  A point's
 features, error bars, label and q(x_i) therefore never come apart, whatever the
 shuffling.  Shared parameters follow tf_keras' Adam arithmetic (``gpal.training.adam``); per-point tables follow a
-row-wise Adam that touches only the batch's rows (see ``RowAdam``).
+row-wise Adam that touches only the batch's rows, or every row as paper 001's authors' code does (see ``RowAdam``).
 
 Guards:
 
@@ -54,6 +54,7 @@ __all__ = [
     "TrainingError",
     "CholeskyError",
     "make_optimizer",
+    "moves_every_row",
     "one_step_at_a_time",
     "run_epochs",
 ]
@@ -115,7 +116,7 @@ def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "
     shared = [v for v in model.trainable_variables if id(v) not in per_point_ids]
     variables = shared + per_point
     optimizer.build(shared)  # slots made eagerly, so the step is traced once, not twice
-    row_adam = RowAdam(per_point, optimizer) if per_point else None
+    row_adam = RowAdam(per_point, optimizer, every_row=moves_every_row(model)) if per_point else None
 
     def step(idx: tf.Tensor, step_number: tf.Tensor) -> tf.Tensor:
         X = tf.gather(data.X, idx)
@@ -182,6 +183,12 @@ def _compiled_steps(step: Callable, done: tf.Variable, losses: tf.Variable) -> C
 
     signature = [tf.TensorSpec([None], tf.int64)] + [tf.TensorSpec([], tf.int64)] * 4
     return instance_function(steps, input_signature=signature)
+
+
+def moves_every_row(model: NoisySVGP) -> bool:
+    """Whether the model's per-point tables take paper 001's authors' Adam, every row at every step
+    (``q_x_update="every_row"``, `RowAdam`)."""
+    return getattr(model.strategy, "q_x_update", None) == "every_row"
 
 
 def _values(g: tf.Tensor | tf.IndexedSlices) -> tf.Tensor:

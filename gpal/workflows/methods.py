@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from gpal.constraints import AnyOf, ListOf, OneOf
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.estimators.settings import estimator_settings
-from gpal.registry import INPUT_NOISE, Q_X_FORMS
+from gpal.registry import INPUT_NOISE, Q_X_FORMS, Q_X_UPDATES
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, select_methods
 from gpal.workflows.schema import Field, fields_from_settings
 
@@ -32,7 +32,7 @@ AUTO_ALL_ROWS = "auto_all_rows"
 #: also takes 'auto', the paper's rule (`num_inducing_for`).
 TRAINING = ("noise_variance", "likelihood", "num_inducing", "batch_size", "epochs", "learning_rate", "n_samples",
             "prior_variance", "hidden_sizes", "likelihood_options", "standardize", "kernel",
-            "initial_learned_variance", "inducing_start", "q_x_form", "tol")
+            "initial_learned_variance", "inducing_start", "q_x_form", "q_x_update", "tol")
 
 
 #: The training settings a workflow starts from where the estimator's defaults are the main job's instead: the values
@@ -80,17 +80,20 @@ def classifier_params(methods: list[str], training: Mapping[str, Any], n_train: 
     """Method name -> NoisyGPClassifier parameters (no seed: the runner gives each unit its own), for ``n_train``
     training rows of a data set of ``n_rows`` (None: a workflow that does not split one).
 
-    ``q_x_form`` is the q(x_i) of the methods that have one per training row (NIMGP); the others have none, and
-    run as they would without it.
+    ``q_x_form`` and ``q_x_update`` are the q(x_i) of the methods that have one per training row (NIMGP) and how
+    Adam moves it; the others have none, and run as they would without them.
     """
     common = {**training, "num_inducing": num_inducing_for(training, n_train, n_rows),
               "hidden_sizes": tuple(training["hidden_sizes"]), "progress": False}
     if common.get("kernel") is None:  # the estimator's default, left unnamed so existing method specs still match
         del common["kernel"]
-    q_x_form = common.pop("q_x_form", Q_X_FORMS[0])
+    defaults = {"q_x_form": Q_X_FORMS[0], "q_x_update": Q_X_UPDATES[0]}
+    q_x = {name: common.pop(name, default) for name, default in defaults.items()}
     params = select_methods(methods, **common)
-    if q_x_form != Q_X_FORMS[0]:  # the default left unnamed, so existing method specs still match
+    for name, value in q_x.items():
+        if value == defaults[name]:  # the default left unnamed, so existing method specs still match
+            continue
         for method in params.values():
-            if q_x_form in INPUT_NOISE.get_class(method["input_noise"]).q_x_forms:
-                method["q_x_form"] = q_x_form
+            if value in getattr(INPUT_NOISE.get_class(method["input_noise"]), f"{name}s"):  # q_x_forms, q_x_updates
+                method[name] = value
     return params

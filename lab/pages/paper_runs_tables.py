@@ -213,6 +213,19 @@ def _uci_starts(record: Mapping) -> list[tuple[str, ...]]:
              cell(kernel[key]), cell(r)) for key, r in _nll_rows(record).items() if r["n"]]
 
 
+def _uci_all_authors(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 001's Table 5 NLLs of a run with every setting of the authors' gpal has (this record), beside the
+    paper's and gpal's from its own starts on the same splits (the papers page's record), mean ± SE (splits)."""
+    (name,) = record["settings"]["datasets"]
+    own = _nll_rows(json.loads((ROOT / f"{PAGE_RECORDS}001_uci_input_noise.{name}.json").read_text(encoding="utf-8")))
+
+    def cell(r: Mapping) -> str:
+        return f"{r['gpal_mean']:.3f} ± {r['gpal_se']:.3f} ({r['n']})"
+
+    return [(r["setting"], r["method"], f"{r['paper_mean']:.3f}", cell(own[key]), cell(r))
+            for key, r in _nll_rows(record).items() if r["n"]]
+
+
 #: The pairs of paper 001's claims on NIMGP at injected noise (sec. 5.3, Table 5), each method minus the other.
 _UCI_PAIRS = (("NIMGP-NN", "NIMGP"), ("NIMGP-FO", "NIMGP"), ("NIMGP-FO", "MGP"), ("NIMGP", "MGP"))
 
@@ -229,6 +242,17 @@ def _uci_paired(record: Mapping, pairs: Sequence[tuple[str, str]] = _UCI_PAIRS) 
 def _uci_same_method(record: Mapping) -> list[tuple[str, ...]]:
     """Each method of one paper 001 run minus the same method of another on the same splits."""
     return _uci_paired(record, [(m, m) for m in ("MGP", "NIMGP", "NIMGP-NN", "NIMGP-FO")])
+
+
+def _uci_adam_paired(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 001's NIMGP with the authors' Adam on its q(x) (every row each step; the run) set split by split against
+    each method of the run with gpal's (only the batch's rows; the other run), otherwise the same settings."""
+    rows = {(r["dataset"], r["against"]): r for r in record["paired"]["rows"]
+            if r["metric"] == "nll" and r["method"] == "NIMGP"}
+    return [(dataset.replace("/noise_", "/"), "NIMGP − " + (f"{b} (gpal's Adam)" if b == "NIMGP" else b),
+             str(len(r["splits"])), _interval((r["mean"], r["low"], r["high"])))
+            for dataset in dict.fromkeys(d for d, _ in rows) for b in ("NIMGP", "MGP", "NIMGP-FO", "NIMGP-NN")
+            if (r := rows.get((dataset, b)))]
 
 
 def _nll_rows(record: Mapping) -> dict:
@@ -682,6 +706,29 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         ("data set", "method", "splits", "gplib's kernel: accuracy / NLL",
          "− SE-ARD: accuracy, 95 % t interval", "NLL, 95 % t interval"),
         ("---", "---", "---:", "---", "---", "---"), _kernel_effect),
+    "uci_authors_adam_paired": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        "lab/studies/records/papers/paper001_uci_waveform_authors_adam_vs_q.json",
+        ("setting", "test NLL, NIMGP with the authors' Adam − each method with gpal's", "splits",
+         "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_adam_paired),
+    "uci_all_authors_050": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        "lab/studies/records/papers/paper001_uci_waveform_authors_050.json",
+        ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)", "gpal, all the authors' settings"),
+        ("---", "---", "---:", "---", "---"), _uci_all_authors),
+    "uci_all_authors_050_paired": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        "lab/studies/records/papers/paper001_uci_waveform_authors_050_runs.json",
+        ("setting", "test NLL", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_paired),
+    "uci_all_authors_wine": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        "lab/studies/records/papers/paper001_uci_wine_authors.json",
+        ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)", "gpal, all the authors' settings"),
+        ("---", "---", "---:", "---", "---"), _uci_all_authors),
+    "uci_all_authors_wine_paired": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        "lab/studies/records/papers/paper001_uci_wine_authors_runs.json",
+        ("setting", "test NLL", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_paired),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",

@@ -117,8 +117,9 @@ def test_paper_001_workflows_start_the_kernel_where_the_authors_code_does(name, 
 
 @pytest.mark.parametrize("name, block", [("001_uci_input_noise", "noisy_input"), ("001_synthetic_2d", "training")])
 def test_paper_001_workflows_give_nimgp_the_authors_q_x(name, block):
-    """NIMGP fits the authors' free q(x_i) (mean at the observation, variance 1e-5); the methods without a q(x_i)
-    per row keep their parameters; gpal's relative form is the alternative a --set gives."""
+    """NIMGP fits the authors' free q(x_i) (mean at the observation, variance 1e-5), every row moved by Adam at every
+    step; the methods without a q(x_i) per row keep their parameters; gpal's relative form and batch-row update are
+    the alternatives a --set gives."""
     import numpy as np
 
     from gpal import NoisyGPClassifier
@@ -130,14 +131,16 @@ def test_paper_001_workflows_give_nimgp_the_authors_q_x(name, block):
         training["noise_variance"] = "known"
         return classifier_params(["MGP", "NIMGP", "NIMGP-NN"], training, n_train=40, n_rows=44)
 
-    authors, gpal_own = params(), params([f"{block}.q_x_form=relative"])
+    authors, gpal_own = params(), params([f"{block}.q_x_form=relative", f"{block}.q_x_update=batch_rows"])
     assert authors["NIMGP"]["q_x_form"] == "free" and "q_x_form" not in gpal_own["NIMGP"]
+    assert authors["NIMGP"]["q_x_update"] == "every_row" and "q_x_update" not in gpal_own["NIMGP"]
     for method in ("MGP", "NIMGP-NN"):
         assert authors[method] == gpal_own[method]
     rng = np.random.default_rng(0)
     X, V = rng.normal(size=(40, 2)), np.full((40, 2), 0.2)
     y = np.repeat([0, 1, 2], [14, 13, 13])
     model = NoisyGPClassifier(**{**authors["NIMGP"], "epochs": 0, "num_inducing": 6}).fit(X, y, X_var=V).model_
+    assert model.strategy.q_x_update == "every_row"
     Xs = (X - X.mean(0)) / X.std(0)
     mean, var = model.strategy.q_moments(Xs, V / X.var(0), model.strategy.q_offset, model.strategy.q_log_scale)
     np.testing.assert_allclose(mean.numpy(), Xs, atol=1e-12)
