@@ -157,8 +157,16 @@ def _from_table(entry: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]
     paper = cells.get(f"paper {entry['metric']}")
     source = others[name].get("source")
     cite = entry.get("cite") or (source.get("table") if isinstance(source, Mapping) else None)
-    return (str(cells[column]), None if paper is None else f"{paper}" + (f" ({cite})" if cite else ""),
-            _authors(entry, cells, others, where))
+    return (_with_repeats(str(cells[column]), others[name], table),
+            None if paper is None else f"{paper}" + (f" ({cite})" if cite else ""), _authors(entry, cells, others, where))
+
+
+def _with_repeats(value: str, record: Mapping[str, Any], table: Any) -> str:
+    """A study table's cell with its repeats, as a workflow's: from the record's ``settings.splits`` (one number,
+    or one per table caption) where the cell does not say them."""
+    splits = (record.get("settings") or {}).get("splits")
+    n = splits.get(table) if isinstance(splits, Mapping) else splits
+    return value if value.endswith(")") or not isinstance(n, int) else f"{value} ({n})"
 
 
 def headline_rows(declared: Sequence[Mapping[str, Any]], records: Mapping[str, Mapping[str, Any]],
