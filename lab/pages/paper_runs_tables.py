@@ -640,6 +640,21 @@ def _milios(name: str, gpr: str, side: str, side_method: str) -> Table:
 _NUMBERS_004 = "papers/004_numbers.md"
 _GAP_RECORD = "lab/studies/records/augmented_gap.json"
 
+def _all_authors_tables(key: str, stem: str) -> dict[str, StudyTable]:
+    """A paper-001 run with every setting of the authors': its methods beside the paper's and gpal's starts, and its
+    split-by-split pairs."""
+    page, study = "papers/001_villacampa_calvo.md", "paper001_uci_input_noise"
+    return {
+        f"uci_all_authors_{key}": StudyTable(
+            page, study, f"lab/studies/records/papers/{stem}.json",
+            ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)", "gpal, all the authors' settings"),
+            ("---", "---", "---:", "---", "---"), _uci_all_authors),
+        f"uci_all_authors_{key}_paired": StudyTable(
+            page, study, f"lab/studies/records/papers/{stem}_runs.json",
+            ("setting", "test NLL", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_paired),
+    }
+
+
 TABLES: dict[str, Table | PrintedTable | StudyTable] = {
     "augmented_methods": StudyTable(
         _NUMBERS_004, "augmented_gap", _GAP_RECORD,
@@ -711,24 +726,8 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper001_uci_waveform_authors_adam_vs_q.json",
         ("setting", "test NLL, NIMGP with the authors' Adam − each method with gpal's", "splits",
          "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_adam_paired),
-    "uci_all_authors_050": StudyTable(
-        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
-        "lab/studies/records/papers/paper001_uci_waveform_authors_050.json",
-        ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)", "gpal, all the authors' settings"),
-        ("---", "---", "---:", "---", "---"), _uci_all_authors),
-    "uci_all_authors_050_paired": StudyTable(
-        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
-        "lab/studies/records/papers/paper001_uci_waveform_authors_050_runs.json",
-        ("setting", "test NLL", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_paired),
-    "uci_all_authors_wine": StudyTable(
-        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
-        "lab/studies/records/papers/paper001_uci_wine_authors.json",
-        ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)", "gpal, all the authors' settings"),
-        ("---", "---", "---:", "---", "---"), _uci_all_authors),
-    "uci_all_authors_wine_paired": StudyTable(
-        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
-        "lab/studies/records/papers/paper001_uci_wine_authors_runs.json",
-        ("setting", "test NLL", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_paired),
+    **_all_authors_tables("050", "paper001_uci_waveform_authors_050"),
+    **_all_authors_tables("wine", "paper001_uci_wine_authors"),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",
