@@ -39,6 +39,7 @@ import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
 
+from gpal.constraints import OneOf
 from gpal.models.input_prior import BroadPrior, MixturePrior, prior_from_config
 from gpal.registry import BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, Q_X_FORMS, Q_X_UPDATES
 
@@ -436,12 +437,8 @@ class LatentInputs(_GaussianInputs):
                  population_prior: "MixturePrior | dict | None" = None, q_x_form: str = Q_X_FORMS[0],
                  q_x_update: str = Q_X_UPDATES[0]):
         super().__init__(prior_variance, name=self.name, population_prior=population_prior)
-        if q_x_form not in Q_X_FORMS:
-            raise ValueError(f"q_x_form must be one of {list(Q_X_FORMS)}; got {q_x_form!r}")
-        if q_x_update not in Q_X_UPDATES:
-            raise ValueError(f"q_x_update must be one of {list(Q_X_UPDATES)}; got {q_x_update!r}")
-        self.q_x_form = q_x_form
-        self.q_x_update = q_x_update
+        self.q_x_form = OneOf(Q_X_FORMS).check("q_x_form", q_x_form)
+        self.q_x_update = OneOf(Q_X_UPDATES).check("q_x_update", q_x_update)
         self.num_data = int(num_data)
         self.num_features = int(num_features)
         # Plain variables, not gpflow Parameters: gathering rows straight from a variable

@@ -373,16 +373,16 @@ def build_model(
     """
     kind = strategy_class(input_noise)
     OneOf(INPUT_PRIORS).check("input_prior", input_prior)
-    OneOf(Q_X_FORMS).check("q_x_form", q_x_form)
-    if q_x_form not in kind.q_x_forms:
-        raise ValueError(f"q_x_form={q_x_form!r} is paper 001's (Villacampa-Calvo et al. 2021) authors' q(x_i) of "
-                         f"NIMGP, a free mean and log-variance for each training row; it needs a strategy with one "
-                         f"per row (input_noise='latent'), got input_noise={input_noise!r}")
-    OneOf(Q_X_UPDATES).check("q_x_update", q_x_update)
-    if q_x_update not in kind.q_x_updates:
-        raise ValueError(f"q_x_update={q_x_update!r} is paper 001's (Villacampa-Calvo et al. 2021) authors' Adam step "
-                         f"of NIMGP's q(x_i) table, every row at every step; it needs a strategy with a q(x_i) per "
-                         f"row (input_noise='latent'), got input_noise={input_noise!r}")
+    for name, value, known, taken, what in (
+            ("q_x_form", q_x_form, Q_X_FORMS, kind.q_x_forms, "q(x_i) of NIMGP, a free mean and log-variance for each "
+             "training row"),
+            ("q_x_update", q_x_update, Q_X_UPDATES, kind.q_x_updates, "Adam step of NIMGP's q(x_i) table, every row "
+             "at every step")):
+        OneOf(known).check(name, value)
+        if value not in taken:
+            raise ValueError(f"{name}={value!r} is paper 001's (Villacampa-Calvo et al. 2021) authors' {what}; it "
+                             f"needs a strategy with a q(x_i) per row (input_noise='latent'), got "
+                             f"input_noise={input_noise!r}")
     n, d = X.shape
     lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
     L = lik.num_latent(num_classes)
