@@ -305,6 +305,16 @@ def check_method_options(options: Mapping[str, Mapping[str, Any]], methods: Sequ
     return out
 
 
+def _checked_options(method_options: Mapping[str, Mapping[str, Any]], methods: Sequence[str],
+                     scaling: str) -> dict[str, dict[str, Any]]:
+    """Each method's estimator settings, `check_method_options`'d: the run's ``scaling`` where it is not z-scores
+    (every method's estimator must take it: refused before anything runs), under the method's own options."""
+    if scaling != "zscore":
+        method_options = {**method_options, **{m: {"scaling": scaling, **(method_options.get(m) or {})}
+                                               for m in methods}}
+    return check_method_options(method_options, methods)
+
+
 # ---------------------------------------------------------------------- runs
 def _cell(values: Sequence[float], digits: int) -> str:
     m, se = mean_se(np.asarray(values, dtype=np.float64))
@@ -426,9 +436,7 @@ def run_comparison(
     """
     methods = check_methods(methods)
     try:
-        method_options = check_method_options(method_options or {}, methods)
-        if scaling != "zscore":  # every method's estimator must take it: refused now, not after the others ran
-            check_method_options({m: {"scaling": scaling} for m in methods}, methods)
+        method_options = _checked_options(method_options or {}, methods, scaling)
     except ValueError as err:
         raise ValueError(f"{err} (the workflow of {paper})" if paper else str(err)) from None
     out = Path(out)
@@ -439,10 +447,8 @@ def run_comparison(
         tag = dataset_tag(name, n, level)
         n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
-        scaled = {} if scaling == "zscore" else {"scaling": scaling}
         specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input,
-                                kernel if m.startswith("svgp-") else None,
-                                {**scaled, **method_options.get(m, {})}, ds.n_samples)
+                                kernel if m.startswith("svgp-") else None, method_options.get(m), ds.n_samples)
                  for m in usable}
         folder = out / tag
         if specs:
@@ -564,10 +570,7 @@ def _paper_of(config: Mapping[str, Any]) -> str:
 def check(config: Mapping[str, Any]) -> None:
     """Refuse ``method_options`` a method's estimator does not take, naming the paper, when the file is loaded."""
     try:
-        check_method_options(config["method_options"], config["methods"])
-        if config["training"]["scaling"] != "zscore":
-            check_method_options({m: {"scaling": config["training"]["scaling"]} for m in config["methods"]},
-                                 config["methods"])
+        _checked_options(config["method_options"], config["methods"], config["training"]["scaling"])
     except ValueError as err:
         raise ValueError(f"{err} (the workflow of {_paper_of(config)})") from None
 
