@@ -11,6 +11,7 @@ at each evaluation, which a line search only tolerates).
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,7 @@ class LbfgsSVGPClassifier:
     random_state
         seeds k-means and the ELBO's Monte Carlo draws.
     progress
-        accepted for a common interface; the fit shows no bar.
+        accepted for a common interface; the fit shows no bar (L-BFGS-B runs inside scipy), so True warns.
 
     Fitted attributes: ``classes_``, ``estimator_`` (the ``NoisyGPClassifier`` holding the optimised model),
     ``n_iter_``, ``converged_``, ``history_`` (scipy's message, the final loss per row, the seconds).
@@ -47,6 +48,9 @@ class LbfgsSVGPClassifier:
         self.num_inducing, self.kernel, self.train_inducing = int(num_inducing), kernel, bool(train_inducing)
         self.scaling, self.max_iter, self.random_state = scaling, int(max_iter), int(random_state)
         self.progress = bool(progress)
+        if self.progress:
+            warnings.warn("LbfgsSVGPClassifier shows no progress bar (L-BFGS-B runs inside scipy): progress=True is "
+                          "ignored", UserWarning, stacklevel=2)
         if self.max_iter < 1:
             raise ValueError(f"max_iter must be a positive number of L-BFGS-B iterations; got {max_iter!r}")
         self._estimator(0).validate_params()  # a bad setting is refused when made, as the workflow checks it

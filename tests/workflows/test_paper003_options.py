@@ -3,6 +3,8 @@ ECE by its top label, GPR + Platt's inducing inputs from every training row; eac
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -127,3 +129,13 @@ def test_the_lbfgs_gpc_minimises_its_full_batch_elbo():
     np.testing.assert_array_equal(model.gp.Z.numpy(), start.gp.Z.numpy())  # held, as the authors hold theirs
     proba = clf.predict_proba(X)
     assert proba.shape == (60, 2) and np.mean(proba.argmax(1) == y) > 0.8
+
+
+def test_the_lbfgs_gpc_warns_that_it_shows_no_progress_bar():
+    from gpal.workflows.lbfgs_svgp import LbfgsSVGPClassifier
+
+    with pytest.warns(UserWarning, match=r"shows no progress bar .*progress=True is ignored"):
+        LbfgsSVGPClassifier(progress=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LbfgsSVGPClassifier(progress=False)  # as the workflows make it: silent
