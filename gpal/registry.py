@@ -247,6 +247,8 @@ KERNELS = Registry("kernel", {
     "se_iso": "gpal.models.kernels:se_isotropic",
     "se_iso_plus_noise": "gpal.models.kernels:se_iso_plus_noise",
     "se_iso_plus_fixed_white": "gpal.models.kernels:se_iso_plus_fixed_white",
+    "se_iso_spread": "gpal.models.kernels:se_iso_spread",
+    "se_iso_plus_fixed_white_spread": "gpal.models.kernels:se_iso_plus_fixed_white_spread",
     "se_ard_plus_noise": "gpal.models.kernels:se_ard_plus_noise",
     "se_ard_plus_noise_median": "gpal.models.kernels:se_ard_plus_noise_median",
     "matern52_plus_se": "gpal.models.kernels:matern52_plus_se",

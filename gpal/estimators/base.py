@@ -509,13 +509,18 @@ class GPClassifierMixin(ClassifierMixin):
         X, X_var = (data.X, data.X_var) if standardizer is None else standardizer.transform_arrays(data.X, data.X_var)
         return standardizer, X, X_var
 
-    def _sparse_start(self, X: np.ndarray) -> tuple[Any, np.ndarray]:
-        """The kernel (``kernel`` or the default, for X's width) and the k-means inducing inputs a sparse fit starts from."""
+    def _sparse_start(self, X: np.ndarray, kernel_rows: np.ndarray | None = None) -> tuple[Any, np.ndarray]:
+        """The kernel (``kernel`` or the default) and the k-means inducing inputs (from X) a sparse fit starts from.
+
+        A kernel that starts from the training rows reads ``kernel_rows`` (X unless given): the rows the model fits.
+        """
         from gpal.models.kernels import make_kernel
         from gpal.models.svgp import kmeans_inducing
 
         n, d = X.shape
-        return make_kernel(self.kernel, d), kmeans_inducing(X, min(int(self.num_inducing), n), self.random_seed_)
+        rows = X if kernel_rows is None else kernel_rows
+        return (make_kernel(self.kernel, d, rows, self.random_seed_),
+                kmeans_inducing(X, min(int(self.num_inducing), n), self.random_seed_))
 
     def _set_fitted(self, classes: np.ndarray, n_features: int, standardizer: Standardizer | None) -> None:
         """The fitted attributes every family has: labels, input width, standardiser."""

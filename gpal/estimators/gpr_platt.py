@@ -126,7 +126,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
                                                np.random.default_rng([self.random_seed_, 3]),
                                                "GPR + Platt holds out a calibration share",
                                                "every class needs at least 2")
-        kernel, Z = self._sparse_start(Xs if self.inducing_rows == "all" else Xs[fit_rows])
+        kernel, Z = self._sparse_start(Xs if self.inducing_rows == "all" else Xs[fit_rows], kernel_rows=Xs[fit_rows])
         start = time.perf_counter()
         regression, result = fit_label_regression(kernel, Z, Xs[fit_rows], label_targets(data.y[fit_rows], C),
                                                   int(self.max_iter))

@@ -16,9 +16,9 @@ import numpy as np
 from gpal.models.module_copy import module_copy
 from gpal.registry import KERNELS
 
-__all__ = ["default_kernel", "default_lengthscale", "make_kernel", "matern52_plus_se", "median_distance", "se_ard_plus_noise",
-           "se_ard_plus_noise_median", "se_iso_plus_fixed_white", "se_iso_plus_noise", "se_isotropic",
-           "MILIOS_2018_WHITE"]
+__all__ = ["data_spread_lengthscale", "default_kernel", "default_lengthscale", "make_kernel", "matern52_plus_se", "median_distance", "se_ard_plus_noise",
+           "se_ard_plus_noise_median", "se_iso_plus_fixed_white", "se_iso_plus_fixed_white_spread", "se_iso_plus_noise",
+           "se_iso_spread", "se_isotropic", "MILIOS_2018_WHITE"]
 
 #: The initial sigma_0^2 of ``se_ard_plus_noise`` and ``se_iso_plus_noise``: small beside the unit signal variance,
 #: then learned.
@@ -40,11 +40,38 @@ def default_kernel(n_features: int) -> gpflow.kernels.SquaredExponential:
 def se_isotropic(n_features: int) -> gpflow.kernels.SquaredExponential:
     """SE with one length scale shared by all features (unit variance, length scale sqrt(d)).
 
-    Paper 003's kernel (Milios et al. 2018 run ``ARD=False`` in dirichletGPC's ``src/evaluation.py``,
-    whose start mean(std(X)) sqrt(d) is sqrt(d) on standardised inputs): fewer parameters than SE-ARD,
-    for when the features are on comparable scales.
+    Paper 003's kernel (Milios et al. 2018 run ``ARD=False`` in dirichletGPC's ``src/evaluation.py``; their start,
+    mean(std(X)) sqrt(d), is `se_iso_spread`'s): fewer parameters than SE-ARD, for when the features are on
+    comparable scales.
     """
     return gpflow.kernels.SquaredExponential(lengthscales=default_lengthscale(n_features))
+
+
+def data_spread_lengthscale(X: np.ndarray) -> float:
+    """mean(std(X)) sqrt(d): paper 003's authors' length-scale start, from the training rows after scaling.
+
+    dirichletGPC (``src/evaluation.py`` 85-87, 217-220, 364-366) starts every method's isotropic length scale there:
+    sqrt(d) scaled by the inputs' typical spread, so on inputs scaled to [-1, 1] (spread well below 1) it starts
+    shorter than `default_lengthscale`.  A set whose every feature is constant has no spread and is refused.
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or len(X) < 2:
+        raise ValueError(f"the data-spread length scale needs a 2-d array of at least two rows; got shape {X.shape}")
+    ell = float(np.mean(np.std(X, axis=0)) * np.sqrt(X.shape[1]))
+    if not (np.isfinite(ell) and ell > 0):
+        raise ValueError(f"the training rows' mean feature spread is {ell / np.sqrt(X.shape[1])}: no length scale "
+                         f"follows from it (every feature constant, or non-finite values); use a kernel that starts "
+                         f"from the width alone, e.g. 'se_iso'")
+    return ell
+
+
+def se_iso_spread(X: np.ndarray, seed: int = 0) -> gpflow.kernels.SquaredExponential:
+    """`se_isotropic` started at `data_spread_lengthscale` of the training rows, as paper 003's authors start it."""
+    return gpflow.kernels.SquaredExponential(lengthscales=data_spread_lengthscale(X))
+
+
+#: A kernel factory marked so is called with the training rows (and a seed) instead of their width.
+se_iso_spread.from_rows = True
 
 
 def se_iso_plus_noise(n_features: int) -> gpflow.kernels.Sum:
@@ -72,6 +99,17 @@ def se_iso_plus_fixed_white(n_features: int) -> gpflow.kernels.Sum:
     white = gpflow.kernels.White(variance=MILIOS_2018_WHITE)
     gpflow.set_trainable(white.variance, False)
     return se_isotropic(n_features) + white
+
+
+def se_iso_plus_fixed_white_spread(X: np.ndarray, seed: int = 0) -> gpflow.kernels.Sum:
+    """`se_iso_plus_fixed_white` with its length scale started at `data_spread_lengthscale`: paper 003's GPC kernel
+    started where its authors start it."""
+    white = gpflow.kernels.White(variance=MILIOS_2018_WHITE)
+    gpflow.set_trainable(white.variance, False)
+    return se_iso_spread(X, seed) + white
+
+
+se_iso_plus_fixed_white_spread.from_rows = True
 
 
 def se_ard_plus_noise(n_features: int) -> gpflow.kernels.Sum:

@@ -27,6 +27,8 @@ OPTIONS = {
         "paper003_options_gpr_rows.json", [("gpr-platt", "gpr-platt")], 1),
     "GPC's kernel without the fixed white-noise term": (
         "paper003_options_white.json", [("svgp-softmax-mc", "svgp-softmax-mc")], 1),
+    "every method's length scale started at sqrt(d), not at the scaled rows' mean spread times sqrt(d)": (
+        "paper003_options_lengthscale.json", [(m, m) for m in ("dirichlet", "gpr-platt", "svgp-softmax-mc")], 1),
     "GPC by 100 epochs of Adam, not by L-BFGS-B (at most 200 iterations)": (
         "paper003_options_authors.json", [("svgp-softmax-mc", "svgp-softmax-mc-lbfgs")], 1),
     # the record's run is L-BFGS-B to convergence, paired with the 200-iteration run: the sign makes it cap - converged

@@ -41,3 +41,83 @@ def test_a_start_from_rows_is_refused_without_them_or_from_equal_rows():
     X[0] = 1.0
     with pytest.raises(ValueError, match="median distance between the 10 rows is 0.0: more than half the pairs"):
         make_kernel("se_ard_plus_noise_median", 2, X)
+
+
+# ---- paper 003's authors' start: mean(std(X)) sqrt(d) of the scaled training rows (`se_iso_spread`)
+
+def _range_scaled(X):
+    """Each feature's minimum to -1 and maximum to +1, computed here (not by gpal's Standardizer)."""
+    low, high = X.min(0), X.max(0)
+    return 2.0 * (X - low) / (high - low) - 1.0
+
+
+def _authors_start(X):
+    """dirichletGPC's ``np.mean(np.std(X, 0)) * np.sqrt(dim)``, population standard deviations, feature by feature."""
+    spreads = [np.sqrt(np.mean((col - col.mean()) ** 2)) for col in X.T]
+    return sum(spreads) / len(spreads) * X.shape[1] ** 0.5
+
+
+def _labelled_rows(seed=3, n=80):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5)) * [1.0, 4.0, 0.2, 2.0, 1.0] + 3.0
+    return X, (X[:, 0] + 0.3 * X[:, 1] > 3.0).astype(int)
+
+
+def test_the_data_spread_start_is_the_authors_mean_spread_times_sqrt_d():
+    X, _ = _labelled_rows()
+    for name in ("se_iso_spread", "se_iso_plus_fixed_white_spread"):
+        kernel = make_kernel(name, 5, X)
+        se = kernel if name == "se_iso_spread" else kernel.kernels[0]
+        assert np.ndim(se.lengthscales.numpy()) == 0  # one length scale shared by the features
+        np.testing.assert_allclose(se.lengthscales.numpy(), _authors_start(X), rtol=1e-12)
+    # on these unscaled rows it is far from gpal's sqrt(d) start
+    assert abs(_authors_start(X) - np.sqrt(5)) > 1.0
+
+
+def _captured_starts(monkeypatch):
+    """The rows every kernel the estimators build was built from, and its length scale then (before training)."""
+    import gpal.models.kernels as kernels
+
+    built, make = [], kernels.make_kernel
+
+    def spy(kernel, n_features, X=None, seed=0):
+        made = make(kernel, n_features, X, seed)
+        built.append((X, made.lengthscales.numpy().copy()))
+        return made
+
+    monkeypatch.setattr(kernels, "make_kernel", spy)
+    return built
+
+
+@pytest.mark.parametrize("estimator", ["dirichlet", "gpr-platt"])
+def test_gpd_and_gpr_start_from_their_scaled_training_rows(monkeypatch, estimator):
+    from gpal import DirichletGPClassifier, GPRPlattClassifier
+
+    X, y = _labelled_rows()
+    built = _captured_starts(monkeypatch)
+    cls = DirichletGPClassifier if estimator == "dirichlet" else GPRPlattClassifier
+    cls(kernel="se_iso_spread", scaling="range", num_inducing=5, max_iter=2).fit(X, y)
+    (rows, lengthscale), = built
+    scaled = _range_scaled(X)
+    # GPD reads every training row; GPR + Platt the rows its regression fits (its calibration share held out)
+    assert len(rows) == (len(X) if estimator == "dirichlet" else len(X) - round(0.2 * len(X)))
+    matched = [int(np.argmin(np.abs(scaled - r).sum(1))) for r in rows]
+    np.testing.assert_allclose(rows, scaled[matched], atol=1e-12)
+    np.testing.assert_allclose(lengthscale, _authors_start(scaled[matched]), rtol=1e-12)
+
+
+def test_the_gpc_starts_from_the_rows_it_is_built_from():
+    X, y = _labelled_rows()
+    model = build_model(X, y, num_classes=2, likelihood="robustmax", num_inducing=5,
+                        kernel="se_iso_plus_fixed_white_spread")
+    for kernel in model.gp.kernels:
+        np.testing.assert_allclose(kernel.kernels[0].lengthscales.numpy(), _authors_start(X), rtol=1e-12)
+
+
+def test_the_data_spread_start_refuses_rows_without_spread():
+    with pytest.raises(ValueError, match="'se_iso_spread' starts from the training rows"):
+        make_kernel("se_iso_spread", 3)
+    with pytest.raises(ValueError, match="mean feature spread is 0.0: no length scale"):
+        make_kernel("se_iso_spread", 2, np.ones((10, 2)))
+    with pytest.raises(ValueError, match="unknown kernel .se_iso_spred.; choose one of .*se_iso_spread"):
+        make_kernel("se_iso_spred", 2, np.ones((10, 2)))
