@@ -108,6 +108,15 @@ def fit_authors(folder: Path, method: str, fold: int, work: Path) -> dict[str, A
 
     module, name = METHODS[method]
     model_class = getattr(importlib.import_module(module), name)
+    # Written for Python 2: NIMGP's fit asks predict for batches of ``test_targets.shape[0] / 10`` rows
+    # (nimgpc_learn_noise.py 306), a float under Python 3, which its np.arange indices cannot index with; Python 2's
+    # integer division gave the whole number this restores.
+    predict = model_class.predict
+
+    def whole_batches(self, test_inputs, batch_size=None):
+        return predict(self, test_inputs, None if batch_size is None else int(batch_size))
+
+    model_class.predict = whole_batches
     from gp_input_noise.rbf_ard import RBF_ARD
 
     X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold)
