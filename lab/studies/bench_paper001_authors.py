@@ -180,6 +180,16 @@ def run_unit(path: Path, make) -> dict[str, Any]:
     return unit
 
 
+def authors_path(trace: Path, every: int = 100) -> dict[str, list[float]]:
+    """Test error and NLL every ``every`` epochs from the file their fit appends after each epoch (its columns: test
+    error, test NLL, mean expected log-likelihood, seconds; ``mgpc.py`` 243-257): where their run's NLL was on its way."""
+    table = np.loadtxt(trace, ndmin=2)
+    if len(table) != 1000:  # NIMGP's and NIMGP-NN's fits write once, after the last epoch (nimgpc_learn_noise.py 306)
+        return {"note": f"their fit wrote {len(table)} line(s), not one an epoch"}
+    rows = list(range(every - 1, len(table), every))
+    return {"epoch": [r + 1 for r in rows], "error": table[rows, 0].tolist(), "nll": table[rows, 1].tolist()}
+
+
 def authors_subprocess(folder: Path, method: str, fold: int, units: Path) -> dict[str, Any]:
     out = units / f"authors_{method}_s{fold}.out.json"
     log = units / f"authors_{method}_s{fold}.log"
@@ -227,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
                     return {"dataset": "waveform", "level": LEVEL, "split": fold, "method": method, "side": side, **fit}
 
                 unit = run_unit(units_dir / f"{side}_{method}_s{fold}.json", make)
+                if side == "authors" and "path" not in unit:
+                    unit["path"] = authors_path(units_dir / "results" / f"authors_{method}_s{fold}_trace.txt")
                 units.append(unit)
                 print(json.dumps({k: unit[k] for k in ("split", "method", "side", "error", "nll", "seconds")}),
                       flush=True)
