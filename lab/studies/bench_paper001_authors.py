@@ -57,7 +57,9 @@ FETCH = ("git clone --no-checkout https://github.com/cvillacampa/GPInputNoise la
 METHODS = {"MGP": ("gp_input_noise.mgpc", "MGPC"), "NIMGP": ("gp_input_noise.nimgpc_learn_noise", "NIMGPC"),
            "NIMGP-FO": ("gp_input_noise.nimgpc_fo_learn_noise", "NIMGPC_FO"),
            "NIMGP-NN": ("gp_input_noise.nimgpc_nn_learn_noise", "NIMGPC_NN")}
-SIDES = ("authors", "gpal")
+#: "gpal unscaled": the workflow's parameters but standardize=False, so that gpal learns on the inputs as the
+#: authors' scripts give them (spread sqrt(1 + level)), not scaled again to unit spread.
+SIDES = ("authors", "gpal", "gpal unscaled")
 LEVEL = 0.25
 WORKFLOW = "papers/001_uci_input_noise"
 
@@ -156,12 +158,12 @@ def gpal_params(method: str, n_train: int, n_rows: int) -> dict[str, Any]:
     return classifier_params([method], dict(config["noisy_input"]), n_train, n_rows)[method]
 
 
-def fit_gpal(folder: Path, method: str, fold: int) -> dict[str, Any]:
+def fit_gpal(folder: Path, method: str, fold: int, rescale: bool = True) -> dict[str, Any]:
     from gpal import NoisyGPClassifier
     from gpal.evaluation.metrics import error_rate, negative_log_likelihood
 
     X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold)
-    params = gpal_params(method, len(y_train), n_rows)
+    params = {**gpal_params(method, len(y_train), n_rows), **({} if rescale else {"standardize": False})}
     clf = NoisyGPClassifier(**params, random_state=fold)
     start, cpu = time.perf_counter(), time.process_time()
     clf.fit(X_train, y_train)
@@ -205,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"GPInputNoise's checkout ({COMMIT})")
     parser.add_argument("--splits", type=int, default=1, help="the authors' splits 0 .. N-1")
     parser.add_argument("--methods", default="MGP,NIMGP,NIMGP-FO", help=f"some of {list(METHODS)}, comma-separated")
+    parser.add_argument("--sides", default="authors,gpal", help=f"some of {list(SIDES)}, comma-separated")
     parser.add_argument("--units", default=str(ROOT / "runs" / "paper001_authors"), help="one cached JSON per fit")
     parser.add_argument("--json", help="write the record here")
     parser.add_argument("--authors-unit", nargs=3, metavar=("METHOD", "SPLIT", "OUT"), help=argparse.SUPPRESS)
@@ -222,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         parser.error(f"--methods: unknown {unknown}; expected some of {list(METHODS)}")
+    sides = [s for s in args.sides.split(",") if s]
+    if set(sides) - set(SIDES):
+        parser.error(f"--sides: unknown {sorted(set(sides) - set(SIDES))}; expected some of {list(SIDES)}")
     from shared import code_commit
 
     commit = code_commit()  # at the start: the code that ran
@@ -230,25 +236,25 @@ def main(argv: list[str] | None = None) -> int:
     units = []
     for fold in range(args.splits):
         for method in methods:
-            for side in SIDES:
+            for side in sides:
                 def make(side=side, method=method, fold=fold):
                     fit = (authors_subprocess(folder, method, fold, units_dir) if side == "authors"
-                           else fit_gpal(folder, method, fold))
+                           else fit_gpal(folder, method, fold, rescale=side == "gpal"))
                     return {"dataset": "waveform", "level": LEVEL, "split": fold, "method": method, "side": side, **fit}
 
-                unit = run_unit(units_dir / f"{side}_{method}_s{fold}.json", make)
+                unit = run_unit(units_dir / f"{side.replace(' ', '_')}_{method}_s{fold}.json", make)
                 if side == "authors" and "path" not in unit:
                     unit["path"] = authors_path(units_dir / "results" / f"authors_{method}_s{fold}_trace.txt")
                 units.append(unit)
                 print(json.dumps({k: unit[k] for k in ("split", "method", "side", "error", "nll", "seconds")}),
                       flush=True)
-    print("\n| method | split | authors: error, NLL | gpal: error, NLL | gpal - authors: NLL |\n|---|---|---|---|---|")
+    print("\n| method | split | " + " | ".join(f"{side}: error, NLL" for side in sides) + " |\n|---|---|"
+          + "---|" * len(sides))
     for fold in range(args.splits):
         for method in methods:
-            a, g = ({k: u for u in units if u["method"] == method and u["split"] == fold for k in [u["side"]]}[s]
-                    for s in SIDES)
-            print(f"| {method} | {fold} | {a['error']:.3f}, {a['nll']:.3f} | {g['error']:.3f}, {g['nll']:.3f} | "
-                  f"{g['nll'] - a['nll']:+.3f} |")
+            mine = {u["side"]: u for u in units if u["method"] == method and u["split"] == fold}
+            print(f"| {method} | {fold} | " + " | ".join(f"{mine[side]['error']:.3f}, {mine[side]['nll']:.3f}"
+                                                         for side in sides) + " |")
     if args.json:
         from gpal.files import write_json_atomic
 
@@ -257,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
             "commit": commit,
             "authors_code": {"repository": "github.com/cvillacampa/GPInputNoise", "commit": COMMIT},
             "settings": {"dataset": "waveform (the authors' X.txt, 1000 rows)", "injected_noise": LEVEL,
-                         "splits": args.splits, "methods": methods, "epochs": 1000, "batch_size": 50,
+                         "splits": args.splits, "methods": methods, "sides": sides, "epochs": 1000, "batch_size": 50,
                          "learning_rate": 0.001, "gpal_workflow": WORKFLOW},
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": list(os.getloadavg())},
             "units": units,
