@@ -104,8 +104,10 @@ def fit_authors(folder: Path, method: str, fold: int, work: Path) -> dict[str, A
     """One of their fits as test_real.py runs it; in its own process (TensorFlow 1 graph mode)."""
     import importlib
 
+    from shared import authors_code
+
     tensorflow1_shim()
-    sys.path.insert(0, str(folder))
+    authors_code(folder)
     import tensorflow as tf
 
     module, name = METHODS[method]
