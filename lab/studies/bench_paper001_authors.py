@@ -24,12 +24,16 @@ method (its ``noisy_input`` block, which starts every setting as the authors do)
 rows and scored on the same noisy test rows, so the two sides are paired by split. Two things differ from the
 workflow itself: it generates waveform's 1000 rows with gpal's own generator and splits with gpal's seeds, where
 this study uses the authors' rows, splits and noise draws; and its random inducing rows are gpal's draws, without
-replacement, not the authors' (with replacement).
+replacement, not the authors' (with replacement). Like the workflow, gpal's estimator scales the noisy
+training inputs once more to unit spread; the authors' scripts leave them at spread sqrt(1 + level).
 
 Each fit is cached as a unit (``--units``), so a rerun resumes; ``--json`` writes the record::
 
-    PYTHONPATH=$PWD/lab/studies python lab/studies/bench_paper001_authors.py --splits 1 \\
-        --json lab/studies/records/papers/paper001_authors_waveform.json
+    PYTHONPATH=$PWD/lab/studies python lab/studies/bench_paper001_authors.py --splits 2 \\
+        --sides 'authors,gpal,gpal unscaled' --json lab/studies/records/papers/paper001_authors_waveform.json
+
+``--sides`` adds "gpal unscaled": the workflow's parameters with ``standardize=False``, gpal on the noisy inputs as
+the authors' scripts scale them, to isolate the estimator's second standardisation.
 """
 
 from __future__ import annotations
