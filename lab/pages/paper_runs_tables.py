@@ -230,6 +230,23 @@ def _uci_all_authors(record: Mapping) -> list[tuple[str, ...]]:
 _UCI_PAIRS = (("NIMGP-NN", "NIMGP"), ("NIMGP-FO", "NIMGP"), ("NIMGP-FO", "MGP"), ("NIMGP", "MGP"))
 
 
+def _authors_code_001(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 001's methods in the authors' GPInputNoise and in gpal on the same split and noisy inputs: each side's
+    test error and NLL, split by split, gpal's NLL minus theirs, and gpal's on the inputs as the authors' scripts
+    scale them ("–": not run)."""
+    by = {(u["method"], u["split"], u["side"]): u for u in record["units"]}
+    rows = []
+    for method in record["settings"]["methods"]:
+        for split in range(record["settings"]["splits"]):
+            if (method, split, "authors") not in by or (method, split, "gpal") not in by:
+                continue
+            a, g = by[method, split, "authors"], by[method, split, "gpal"]
+            u = by.get((method, split, "gpal unscaled"))
+            rows.append((method, str(split), f"{a['error']:.3f} / {a['nll']:.3f}", f"{g['error']:.3f} / {g['nll']:.3f}",
+                         _signed(g["nll"] - a["nll"]), "–" if u is None else f"{u['error']:.3f} / {u['nll']:.3f}"))
+    return rows
+
+
 def _uci_paired(record: Mapping, pairs: Sequence[tuple[str, str]] = _UCI_PAIRS) -> list[tuple[str, ...]]:
     """A paper 001 run's methods set against another run's or its own split by split (`bench_paper_runs.py
     --paired`): the test NLL difference's mean and 95 % t interval for each of ``pairs``."""
@@ -726,6 +743,10 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper001_uci_waveform_authors_adam_vs_q.json",
         ("setting", "test NLL, NIMGP with the authors' Adam − each method with gpal's", "splits",
          "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_adam_paired),
+    "uci_authors_code": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_authors", "lab/studies/records/papers/paper001_authors_waveform.json",
+        ("method", "split", "authors' code: error / NLL", "gpal: error / NLL", "gpal − authors' code, NLL",
+         "gpal, inputs not rescaled: error / NLL"), ("---", "---:", "---", "---", "---", "---"), _authors_code_001),
     **_all_authors_tables("050", "paper001_uci_waveform_authors_050"),
     **_all_authors_tables("wine", "paper001_uci_wine_authors"),
     "izmailov_first": StudyTable(

@@ -1,0 +1,282 @@
+#!/usr/bin/env python
+"""Paper 001's methods as its authors coded them (GPInputNoise), run beside gpal's on waveform at injected input
+noise 0.25: the same rows, splits and noisy inputs; test error and NLL of both, per split.
+
+GPInputNoise is github.com/cvillacampa/GPInputNoise at commit 0e9268a (plain TensorFlow 1, no GPflow). It is read from
+a git-ignored folder, fetched once by hand, and is neither shipped nor copied into gpal (its MNIST and synthetic
+data are large files the study does not need, so only the package and the waveform folder are checked out)::
+
+    git clone --no-checkout https://github.com/cvillacampa/GPInputNoise lab/authors/GPInputNoise && \\
+        git -C lab/authors/GPInputNoise checkout 0e9268a -- gp_input_noise experiments/uci/waveform
+
+Without it the study says so and exits having run nothing.
+
+The authors' side follows ``experiments/uci/waveform/0.25/<method>/test_real.py``: the rows of their
+``data/X.txt`` and ``Y.txt``, split ``fold`` of the 100 permutations and the noise of ``data/generate_data.py``
+(seed 0; made here in memory rather than saved as .npy), a 90/10 split standardised on its training rows, the noise
+added after; SE-ARD started at the median distance, per class its own random training rows as inducing inputs
+(M = min(100, 5 % of all rows) = 50), the learned input variance started at 0.1, Adam 1e-3, 1000 epochs of batch
+50. Each of their fits runs in a subprocess of this script (``--authors-unit``), because their code needs
+TensorFlow 1's graph mode, which is process-wide and would break gpal's eager TensorFlow 2.
+
+gpal's side is ``NoisyGPClassifier`` with the parameters `gpal workflow papers/001_uci_input_noise` gives each
+method (its ``noisy_input`` block, which starts every setting as the authors do), fitted on the same noisy training
+rows and scored on the same noisy test rows, so the two sides are paired by split. Two things differ from the
+workflow itself: it generates waveform's 1000 rows with gpal's own generator and splits with gpal's seeds, where
+this study uses the authors' rows, splits and noise draws; and its random inducing rows are gpal's draws, without
+replacement, not the authors' (with replacement). Like the workflow, gpal's estimator scales the noisy
+training inputs once more to unit spread; the authors' scripts leave them at spread sqrt(1 + level).
+
+Each fit is cached as a unit (``--units``), so a rerun resumes; ``--json`` writes the record::
+
+    PYTHONPATH=$PWD/lab/studies python lab/studies/bench_paper001_authors.py --splits 2 \\
+        --sides 'authors,gpal,gpal unscaled' --json lab/studies/records/papers/paper001_authors_waveform.json
+
+``--sides`` adds "gpal unscaled": the workflow's parameters with ``standardize=False``, gpal on the noisy inputs as
+the authors' scripts scale them, to isolate the estimator's second standardisation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+STUDIES = Path(__file__).resolve().parent
+ROOT = STUDIES.parents[1]
+
+COMMIT = "0e9268a"
+FETCH = ("git clone --no-checkout https://github.com/cvillacampa/GPInputNoise lab/authors/GPInputNoise && "
+         f"git -C lab/authors/GPInputNoise checkout {COMMIT} -- gp_input_noise experiments/uci/waveform")
+#: gpal's method name -> the authors' module and class (test_real.py line 5 of each method's folder).
+METHODS = {"MGP": ("gp_input_noise.mgpc", "MGPC"), "NIMGP": ("gp_input_noise.nimgpc_learn_noise", "NIMGPC"),
+           "NIMGP-FO": ("gp_input_noise.nimgpc_fo_learn_noise", "NIMGPC_FO"),
+           "NIMGP-NN": ("gp_input_noise.nimgpc_nn_learn_noise", "NIMGPC_NN")}
+#: "gpal unscaled": the workflow's parameters but standardize=False, so that gpal learns on the inputs as the
+#: authors' scripts give them (spread sqrt(1 + level)), not scaled again to unit spread.
+SIDES = ("authors", "gpal", "gpal unscaled")
+LEVEL = 0.25
+WORKFLOW = "papers/001_uci_input_noise"
+
+
+def present(folder: Path) -> bool:
+    return (folder / "gp_input_noise" / "mgpc.py").is_file() and (folder / DATA / "X.txt").is_file()
+
+
+DATA = Path("experiments/uci/waveform/data")
+
+
+def noisy_split(folder: Path, fold: int, level: float = LEVEL):
+    """The authors' training and test rows of split ``fold``, standardised on the training rows, noise added
+    (``generate_data.py`` then test_real.py lines 8-34)."""
+    X = np.loadtxt(folder / DATA / "X.txt")
+    Y = np.loadtxt(folder / DATA / "Y.txt").astype(int)
+    rng = np.random.RandomState(0)  # generate_data.py's np.random.seed(0), its draws in its order
+    splits = np.stack([rng.permutation(X.shape[0]) for _ in range(100)])
+    noise = {}
+    for name, variance in (("0.1", 0.1), ("0.25", 0.25), ("0.5", 0.5)):
+        noise[name] = rng.normal(size=(100, *X.shape)) * np.sqrt(variance)
+    eps = noise[f"{level:g}"][fold]
+    indices = splits[fold]
+    n_train = int(len(indices) * 0.9)
+    train, test = indices[:n_train], indices[n_train:]
+    mean, std = X[train].mean(0), X[train].std(0)
+    return ((X[train] - mean) / std + eps[train], Y[train], (X[test] - mean) / std + eps[test], Y[test], len(X))
+
+
+def tensorflow1_shim() -> None:
+    """Make ``import tensorflow as tf`` in the authors' modules give TensorFlow 1's API, without editing their files."""
+    import tensorflow.compat.v1 as tf1
+
+    tf1.disable_v2_behavior()  # graph mode, sessions and placeholders, as TensorFlow 1 ran them
+    # tf.contrib was removed in TensorFlow 2; their likelihoods use only contrib.distributions.Normal (the standard
+    # normal's cdf, e.g. mgpc.py 153), which compat.v1 still has as tf.distributions.Normal.
+    tf1.contrib = types.SimpleNamespace(distributions=types.SimpleNamespace(Normal=tf1.distributions.Normal))
+    sys.modules["tensorflow"] = tf1
+
+
+def fit_authors(folder: Path, method: str, fold: int, work: Path) -> dict[str, Any]:
+    """One of their fits as test_real.py runs it; in its own process (TensorFlow 1 graph mode)."""
+    import importlib
+
+    from shared import authors_code
+
+    tensorflow1_shim()
+    authors_code(folder)
+    import tensorflow as tf
+
+    module, name = METHODS[method]
+    model_class = getattr(importlib.import_module(module), name)
+    # Written for Python 2: NIMGP's fit asks predict for batches of ``test_targets.shape[0] / 10`` rows
+    # (nimgpc_learn_noise.py 306), a float under Python 3, which its np.arange indices cannot index with; Python 2's
+    # integer division gave the whole number this restores.
+    predict = model_class.predict
+
+    def whole_batches(self, test_inputs, batch_size=None):
+        return predict(self, test_inputs, None if batch_size is None else int(batch_size))
+
+    model_class.predict = whole_batches
+    from gp_input_noise.rbf_ard import RBF_ARD
+
+    X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold)
+    y_train, y_test = y_train[:, None], y_test[:, None]
+    np.random.seed(0)
+    n_classes = int(np.max(y_train) + 1)  # their np.int64 fails MGPC's dtype argument under TensorFlow 2's compat.v1
+    sample = X_train[np.random.choice(np.arange(X_train.shape[0]), size=1000), :]
+    dist2 = (np.sum(sample**2, 1, keepdims=True) - 2.0 * sample @ sample.T + np.sum(sample**2, 1, keepdims=True).T)
+    log_l = 0.5 * np.log(np.median(dist2[np.triu_indices(1000, 1)]))
+    kernels = [RBF_ARD(log_l * np.ones(X_train.shape[1]).astype(np.float32), -20.0, 1.0) for _ in range(n_classes)]
+    Z = np.stack([X_train[np.random.choice(np.arange(X_train.shape[0]), size=np.minimum(100, int(n_rows * 0.05))),
+                          :].astype(np.float32) for _ in range(n_classes)])
+    if method == "MGP":
+        model = model_class(kernels, Z, n_classes, X_train.shape[0])
+    else:
+        model = model_class(kernels, Z, n_classes, X_train, 0.1)
+    np.random.seed(0)
+    start, cpu = time.perf_counter(), time.process_time()
+    # their fit appends each epoch's test error and NLL to results/<name>, relative to the working directory
+    (work / "results").mkdir(exist_ok=True)
+    os.chdir(work)
+    model.fit(X_train, y_train, tf.train.AdamOptimizer(learning_rate=0.001), 1000, 50, X_test, y_test,
+              f"authors_{method}_s{fold}_trace.txt")
+    proba, labels = model.predict(X_test)
+    return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
+            "error": float(np.mean(labels != y_test[:, 0])),
+            "nll": float(-np.mean(np.log(proba[np.arange(len(y_test)), y_test[:, 0]]))), "M": int(Z.shape[1])}
+
+
+def gpal_params(method: str, n_train: int, n_rows: int) -> dict[str, Any]:
+    """The NoisyGPClassifier parameters the workflow gives ``method`` (its noisy_input block)."""
+    import gpal.workflows
+    from gpal.workflows import load_workflow
+    from gpal.workflows.methods import classifier_params
+
+    config = load_workflow(Path(gpal.workflows.__file__).parent / "files" / f"{WORKFLOW}.yaml").config
+    return classifier_params([method], dict(config["noisy_input"]), n_train, n_rows)[method]
+
+
+def fit_gpal(folder: Path, method: str, fold: int, rescale: bool = True) -> dict[str, Any]:
+    from gpal import NoisyGPClassifier
+    from gpal.evaluation.metrics import error_rate, negative_log_likelihood
+
+    X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold)
+    params = {**gpal_params(method, len(y_train), n_rows), **({} if rescale else {"standardize": False})}
+    clf = NoisyGPClassifier(**params, random_state=fold)
+    start, cpu = time.perf_counter(), time.process_time()
+    clf.fit(X_train, y_train)
+    proba = clf.predict_proba(X_test)
+    return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
+            "error": float(error_rate(y_test, proba)), "nll": float(negative_log_likelihood(y_test, proba)),
+            "M": int(params["num_inducing"]), "params": {k: repr(v) for k, v in params.items()}}
+
+
+def run_unit(path: Path, make) -> dict[str, Any]:
+    """One fit's scores, from its cached unit when an earlier run made it."""
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    unit = make()
+    path.write_text(json.dumps(unit, indent=1), encoding="utf-8")
+    return unit
+
+
+def authors_path(trace: Path, every: int = 100) -> dict[str, list[float]]:
+    """Test error and NLL every ``every`` epochs from the file their fit appends after each epoch (its columns: test
+    error, test NLL, mean expected log-likelihood, seconds; ``mgpc.py`` 243-257): where their run's NLL was on its way."""
+    table = np.loadtxt(trace, ndmin=2)
+    if len(table) != 1000:  # NIMGP's and NIMGP-NN's fits write once, after the last epoch (nimgpc_learn_noise.py 306)
+        return {"note": f"their fit wrote {len(table)} line(s), not one an epoch"}
+    rows = list(range(every - 1, len(table), every))
+    return {"epoch": [r + 1 for r in rows], "error": table[rows, 0].tolist(), "nll": table[rows, 1].tolist()}
+
+
+def authors_subprocess(folder: Path, method: str, fold: int, units: Path) -> dict[str, Any]:
+    out = units / f"authors_{method}_s{fold}.out.json"
+    log = units / f"authors_{method}_s{fold}.log"
+    with log.open("w", encoding="utf-8") as stream:  # their fit prints every epoch's bound
+        subprocess.run([sys.executable, __file__, "--authors-unit", method, str(fold), str(out), "--authors",
+                        str(folder)], check=True, stdout=stream, stderr=subprocess.STDOUT)
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--authors", default=str(ROOT / "lab" / "authors" / "GPInputNoise"),
+                        help=f"GPInputNoise's checkout ({COMMIT})")
+    parser.add_argument("--splits", type=int, default=1, help="the authors' splits 0 .. N-1")
+    parser.add_argument("--methods", default="MGP,NIMGP,NIMGP-FO", help=f"some of {list(METHODS)}, comma-separated")
+    parser.add_argument("--sides", default="authors,gpal", help=f"some of {list(SIDES)}, comma-separated")
+    parser.add_argument("--units", default=str(ROOT / "runs" / "paper001_authors"), help="one cached JSON per fit")
+    parser.add_argument("--json", help="write the record here")
+    parser.add_argument("--authors-unit", nargs=3, metavar=("METHOD", "SPLIT", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    folder = Path(args.authors)
+    if args.authors_unit:
+        method, fold, out = args.authors_unit
+        Path(out).write_text(json.dumps(fit_authors(folder, method, int(fold), Path(out).parent)), encoding="utf-8")
+        return 0
+    if not present(folder):
+        print(f"skipped: GPInputNoise is not at {folder}. It is paper 001's authors' code, fetched once by hand "
+              f"(git-ignored, never shipped):\n    {FETCH}")
+        return 0
+    methods = [m for m in args.methods.split(",") if m]
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        parser.error(f"--methods: unknown {unknown}; expected some of {list(METHODS)}")
+    sides = [s for s in args.sides.split(",") if s]
+    if set(sides) - set(SIDES):
+        parser.error(f"--sides: unknown {sorted(set(sides) - set(SIDES))}; expected some of {list(SIDES)}")
+    from shared import code_commit
+
+    commit = code_commit()  # at the start: the code that ran
+    units_dir = Path(args.units)
+    units_dir.mkdir(parents=True, exist_ok=True)
+    units = []
+    for fold in range(args.splits):
+        for method in methods:
+            for side in sides:
+                def make(side=side, method=method, fold=fold):
+                    fit = (authors_subprocess(folder, method, fold, units_dir) if side == "authors"
+                           else fit_gpal(folder, method, fold, rescale=side == "gpal"))
+                    return {"dataset": "waveform", "level": LEVEL, "split": fold, "method": method, "side": side, **fit}
+
+                unit = run_unit(units_dir / f"{side.replace(' ', '_')}_{method}_s{fold}.json", make)
+                if side == "authors" and "path" not in unit:
+                    unit["path"] = authors_path(units_dir / "results" / f"authors_{method}_s{fold}_trace.txt")
+                units.append(unit)
+                print(json.dumps({k: unit[k] for k in ("split", "method", "side", "error", "nll", "seconds")}),
+                      flush=True)
+    print("\n| method | split | " + " | ".join(f"{side}: error, NLL" for side in sides) + " |\n|---|---|"
+          + "---|" * len(sides))
+    for fold in range(args.splits):
+        for method in methods:
+            mine = {u["side"]: u for u in units if u["method"] == method and u["split"] == fold}
+            print(f"| {method} | {fold} | " + " | ".join(f"{mine[side]['error']:.3f}, {mine[side]['nll']:.3f}"
+                                                         for side in sides) + " |")
+    if args.json:
+        from gpal.files import write_json_atomic
+
+        write_json_atomic(Path(args.json), {
+            "workflow": "lab/studies/paper001_authors.yaml",
+            "commit": commit,
+            "authors_code": {"repository": "github.com/cvillacampa/GPInputNoise", "commit": COMMIT},
+            "settings": {"dataset": "waveform (the authors' X.txt, 1000 rows)", "injected_noise": LEVEL,
+                         "splits": args.splits, "methods": methods, "sides": sides, "epochs": 1000, "batch_size": 50,
+                         "learning_rate": 0.001, "gpal_workflow": WORKFLOW},
+            "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": list(os.getloadavg())},
+            "units": units,
+        })
+        print(f"recorded {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

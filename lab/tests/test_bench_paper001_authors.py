@@ -1,0 +1,45 @@
+"""lab/studies/bench_paper001_authors.py: without the authors' code it says where to get it and runs nothing; its
+split of the authors' data is standardised on the training rows before the noise is added."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import repository_script
+
+
+@pytest.fixture(scope="module")
+def study():
+    return repository_script("lab/studies/bench_paper001_authors.py")
+
+
+def test_without_the_authors_code_it_says_where_to_get_it_and_runs_nothing(study, tmp_path, capsys):
+    units = tmp_path / "units"
+    assert study.main(["--authors", str(tmp_path / "nowhere"), "--units", str(units), "--json", str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert "skipped" in out and "https://github.com/cvillacampa/GPInputNoise" in out and "0e9268a" in out
+    assert not units.exists() and not (tmp_path / "r.json").exists()
+
+
+def test_the_split_is_standardised_on_its_training_rows_then_noised(study, tmp_path):
+    """The noise is the one generate_data.py draws after its 100 permutations, so removing it must leave the
+    training rows at mean 0 and standard deviation 1, and the test rows standardised by the same shift and scale."""
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(3.0, 2.0, size=(40, 3)), rng.integers(0, 3, size=40)
+    data = tmp_path / study.DATA
+    data.mkdir(parents=True)
+    np.savetxt(data / "X.txt", X)
+    np.savetxt(data / "Y.txt", Y)
+    X_train, y_train, X_test, y_test, n_rows = study.noisy_split(tmp_path, 2)
+
+    draws = np.random.RandomState(0)
+    splits = [draws.permutation(40) for _ in range(100)]
+    draws.normal(size=(100, 40, 3))  # the 0.1 level's noise comes first
+    eps = draws.normal(size=(100, 40, 3))[2] * 0.5
+    train, test = splits[2][:36], splits[2][36:]
+    clean = X_train - eps[train]
+    np.testing.assert_allclose(clean.mean(0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(clean.std(0), 1.0)
+    np.testing.assert_allclose((X_test - eps[test]) * X[train].std(0) + X[train].mean(0), X[test])
+    assert n_rows == 40 and np.array_equal(y_train, Y[train]) and np.array_equal(y_test, Y[test])
