@@ -444,13 +444,15 @@ def _judged(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]], 
         # settings are named up to two (more are read in the claims file); a workflow of one setting is named by it
         # (003_milios_magic), and a run named just before is not named again
         where = "" if len(settings) > 2 or settings in ([], [name.rsplit("_", 1)[-1]]) else f" ({', '.join(settings)})"
+        label = _METRIC_WORDS.get(metric, metric)
+        if len(settings) == 1 and settings[0] in label.split():  # "time per epoch", not "time per epoch (epoch)"
+            where = ""
         n = sum(counts.values())
         # a values check sets gpal's numbers against the paper's; the others compare two methods
         if kind == "values":
             unit = "of the paper's numbers" if n != 1 else "paper's number"
         else:
             unit = "comparisons" if n != 1 else "comparison"
-        label = _METRIC_WORDS.get(metric, metric)
         # the record's workflow or study is named once, at its first group; a setting named just before, not again
         if previous is None or previous[0] != name:
             head = f"{_source(name, results.get(name) or (others or {}).get(name))}: {label}{where}"
