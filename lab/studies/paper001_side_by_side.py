@@ -13,8 +13,9 @@ would be a choice the page does not show.
 The authors' code's numbers come from the kept records of the study ``paper001_authors``
 (`bench_paper001_authors.py`), each unit one fit of one method on one split of the authors' own copy of a data set
 at one injected noise level; its side "gpal" is gpal fitted on those same rows and splits.  Every (data set, level)
-the records hold becomes columns of its table, whatever the splits, so more splits or levels in those records need
-only this command again::
+the records hold becomes columns of its table (a table of its own, gpal's workflow "not run", where no workflow run
+at the authors' settings has it), whatever the splits, so more splits or levels in those records need only this
+command again::
 
     PYTHONPATH=$PWD/lab/studies python lab/studies/paper001_side_by_side.py \\
         --record lab/pages/records/papers/tables/paper001_side_by_side.json \\
@@ -84,14 +85,19 @@ def authors_settings() -> dict[str, Any]:
     return dict(load_workflow(ROOT / WORKFLOW).config["noisy_input"])
 
 
-def gpal_rows(paths: list[str], reference: Mapping[str, Any]) -> tuple[dict[tuple, dict], dict[str, list[str]]]:
+def gpal_rows(paths: list[str], reference: Mapping[str, Any]
+              ) -> tuple[dict[tuple, dict], dict[tuple, dict], dict[str, list[str]]]:
     """(setting, method, metric) -> the record's row, from the records' methods run at ``reference``'s parameters;
-    and per record the methods left out, with the parameters that differ."""
+    the same key -> the row holding the paper's number (every record holds all of Tables 5-6, run or not); and per
+    record the methods left out, with the parameters that differ."""
     rows: dict[tuple, dict] = {}
+    published: dict[tuple, dict] = {}
     taken: dict[tuple, str] = {}
     left_out: dict[str, list[str]] = {}
     for path in paths:
         kept = _load(path, {"settings", "rows", "commit", "source"}, "a paper comparison record")
+        for row in kept["rows"]:
+            published.setdefault((row["setting"], row["method"], row["metric"]), row)
         ran = kept["settings"].get("noisy_input")
         if ran is None:
             raise ValueError(f"{path}: its settings hold no 'noisy_input' block; it is not a run of {WORKFLOW}")
@@ -111,7 +117,7 @@ def gpal_rows(paths: list[str], reference: Mapping[str, Any]) -> tuple[dict[tupl
                 taken[key], rows[key] = path, row
     if not rows:
         raise ValueError(f"none of {paths} ran a method with the workflow's settings; nothing to tabulate")
-    return rows, left_out
+    return rows, published, left_out
 
 
 def authors_units(paths: list[str]) -> dict[tuple, dict[str, list[float]]]:
@@ -142,15 +148,16 @@ def kept_record(workflow_paths: list[str], authors_paths: list[str]) -> dict[str
     paper value, gpal's, and where the authors' code ran that setting its value and gpal's on the same rows."""
     from result_records import make_record, make_table
 
-    rows, left_out = gpal_rows(workflow_paths, authors_settings())
+    rows, published, left_out = gpal_rows(workflow_paths, authors_settings())
     theirs = authors_units(authors_paths)
-    ran = {(d, lv) for d, lv, *_ in theirs}
-    stray = sorted(ran - {_level(s) for s, _, _ in rows})
-    if stray:
-        raise ValueError(f"the authors' code ran {stray}, which no kept workflow record measured at the authors' "
-                         "settings: add that run's record to --workflow-records")
+    # a setting only the authors' code ran gets its table too, gpal's cells "not run"
+    ran = [f"{d}/{lv:g}" for d, lv in dict.fromkeys((d, lv) for d, lv, *_ in theirs)]
+    unknown = sorted(s for s in ran if (s, "MGP", "nll") not in published)
+    if unknown:
+        raise ValueError(f"the authors' code ran {unknown}, which Tables 5-6 (as the kept workflow records hold "
+                         "them) do not have")
     tables, splits = [], {}
-    for setting in dict.fromkeys(s for s, _, _ in rows):
+    for setting in dict.fromkeys([*(s for s, _, _ in rows), *ran]):
         dataset, level = _level(setting)
         sides = [side for side in SIDES if any((dataset, level, m, side, "nll") in theirs for m in METHODS)]
         columns = ["method"]
@@ -158,12 +165,12 @@ def kept_record(workflow_paths: list[str], authors_paths: list[str]) -> dict[str
             columns += [f"paper {metric}", f"gpal {metric}"] + [f"{SIDES[side]} {metric}" for side in sides]
         table_rows = []
         for method in METHODS:
-            if (setting, method, "nll") not in rows:
+            if (setting, method, "nll") not in rows and not any(
+                    (dataset, level, method, side, "nll") in theirs for side in sides):
                 continue
             cells = [method]
             for metric in METRICS:
-                row = rows.get((setting, method, metric))
-                cells += ["not run" if row is None else _paper(row), _gpal_cell(row)]
+                cells += [_paper(published[(setting, method, metric)]), _gpal_cell(rows.get((setting, method, metric)))]
                 cells += [_mean_se(theirs[(dataset, level, method, side, metric)])
                           if (dataset, level, method, side, metric) in theirs else "not run" for side in sides]
             table_rows.append(cells)

@@ -66,6 +66,21 @@ def test_a_setting_two_runs_measure_or_the_authors_code_ran_alone_is_refused(stu
         study.kept_record([one, two], [])
     theirs = tmp_path / "c.json"
     theirs.write_text(json.dumps({"commit": "d", "authors_code": {}, "units": [
-        _unit("authors", "MGP", 0, 0.5, 0.1, level=0.5)]}), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"the authors' code ran \[\('waveform', 0.5\)\], which no kept workflow"):
+        _unit("authors", "MGP", 0, 0.5, 0.1, level=0.9)]}), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"the authors' code ran \['waveform/0.9'\], which Tables 5-6"):
         study.kept_record([one], [str(theirs)])
+
+
+def test_a_level_only_the_authors_code_ran_gets_its_table_with_gpal_not_run(study, tmp_path):
+    rows = [_row("waveform/0.25", "MGP", k, 0.9, 0.01, 3, 0.85, 0.02) for k in ("nll", "error")]
+    rows += [{**_row("waveform/0.5", "MGP", k, None, None, 0, 1.01, 0.02), "gpal_mean": None} for k in ("nll", "error")]
+    one = _workflow_record(tmp_path / "a.json", study.authors_settings(), ["MGP"], rows)
+    theirs = tmp_path / "c.json"
+    theirs.write_text(json.dumps({"commit": "d", "authors_code": {}, "units": [
+        _unit("authors", "MGP", 0, 0.9, 0.2, level=0.5), _unit("authors", "MGP", 1, 1.1, 0.3, level=0.5)]}),
+        encoding="utf-8")
+    record = study.kept_record([one], [str(theirs)])
+    assert [t["caption"] for t in record["tables"]] == ["waveform, injected noise 0.25", "waveform, injected noise 0.5"]
+    cells = dict(zip(record["tables"][1]["columns"], record["tables"][1]["rows"][0]))
+    assert (cells["paper NLL"], cells["gpal NLL"], cells["authors' code NLL"]) == ("1.01 ± 0.02", "not run",
+                                                                                  "1.000 ± 0.100 (2)")
