@@ -94,6 +94,22 @@ _SHOWN = ("reproduced", "alike", "contradicted", "apart", "differs", "not resolv
 _WORD = {"alike": "within ±{margin}", "apart": "apart beyond ±{margin}"}
 
 
+#: How a record's metric reads on the page.
+_METRIC_WORDS = {"nll": "NLL", "ece": "ECE", "train_seconds": "training time", "ratio_to_MGP": "time per epoch"}
+
+
+def _source(name: str, record: Mapping[str, Any] | None) -> str:
+    """What a reader can run to remake a check's numbers, named once per claim: the workflow (``workflow
+    `papers/000_tables_3_4```) or the study (``study `paper002_curves```) its record names, not the record's file."""
+    made_by = str((record or {}).get("workflow") or "")
+    if made_by.startswith("lab/studies/"):
+        return f"study `{Path(made_by).stem}`"
+    shipped = "gpal/workflows/files/"
+    if made_by.startswith(shipped):
+        return f"workflow `{made_by.removeprefix(shipped).removesuffix('.yaml')}`"
+    return f"workflow `{name.split('/')[-1]}`"
+
+
 def _counted(counts: Counter, margin: float | None) -> str:
     """The unit verdicts as the page words them: "15 within ±0.01, 9 not resolved"."""
     shown = [v for v in _SHOWN if counts[v]]
@@ -428,13 +444,24 @@ def _judged(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]], 
         # settings are named up to two (more are read in the claims file); a workflow of one setting is named by it
         # (003_milios_magic), and a run named just before is not named again
         where = "" if len(settings) > 2 or settings in ([], [name.rsplit("_", 1)[-1]]) else f" ({', '.join(settings)})"
+        label = _METRIC_WORDS.get(metric, metric)
+        if len(settings) == 1 and settings[0] in label.split():  # "time per epoch", not "time per epoch (epoch)"
+            where = ""
         n = sum(counts.values())
-        unit = ("value" if kind == "values" else "pair") + ("s" if n != 1 else "")
-        head = f"{metric}" if (name, where) == previous else f"`{name}` {metric}{where}"
+        # a values check sets gpal's numbers against the paper's; the others compare two methods
+        if kind == "values":
+            unit = "of the paper's numbers" if n != 1 else "paper's number"
+        else:
+            unit = "comparisons" if n != 1 else "comparison"
+        # the record's workflow or study is named once, at its first group; a setting named just before, not again
+        if previous is None or previous[0] != name:
+            head = f"{_source(name, results.get(name) or (others or {}).get(name))}: {label}{where}"
+        else:
+            head = label if previous[1] == where else f"{label}{where}"
         previous = (name, where)
         text = f"{head}, {n} {unit}: " + _counted(counts, margin)
         if signs:
-            text += f"; {signs['above']} above the paper's"
+            text += f"; gpal above the paper in {signs['above'] or 'none'}"
         evidence.append(text)
     evidence += pending
     run = sum(total.values()) - total["not run"]

@@ -34,7 +34,10 @@ Declared in the paper's claims file (``lab/pages/records/papers/claims/<NNN>.yam
 gpal's value is never typed: it is read from the record.  The paper's comes from the record where the workflow's
 published numbers hold it (``published/<workflow>.yaml``, typed there once, with the table it is from); ``paper`` gives it where no record holds
 it (a paper that prints only figures says so).  The authors' code's number, like gpal's, is only read from a table
-a study recorded; a paper whose table holds one gets the column "the authors' code".  A row naming a field, record,
+a study recorded; a paper whose table holds one gets the column "the authors' code".  Where gpal's column is another
+run than the authors' code's (gpal's workflow on its own data, the authors' code on theirs), a table's column
+"gpal, the authors' rows <metric>" holds gpal on the authors' rows and splits, shown in the authors' cell beside
+theirs.  A row naming a field, record,
 table or row that does not exist is refused naming the claims file and the row.
 """
 
@@ -48,6 +51,10 @@ _KEYS = {"quantity", "differences", "workflow", "setting", "method", "record", "
          "cite", "authors"}
 #: A table's column of the authors' code's number, as "gpal <metric>" is gpal's.
 AUTHORS = "authors' code"
+#: A table's column of gpal's number on the rows and splits the authors' code ran on, where gpal's own column is
+#: another run (the authors' data not the workflow's): shown in the authors' cell, so the pair on the same rows is read
+#: together.
+SAME_ROWS = "gpal, the authors' rows"
 
 
 def _text(where: str, value: Any) -> str:
@@ -138,7 +145,10 @@ def _authors(entry: Mapping[str, Any], cells: Mapping[str, Any], others: Mapping
     gpal's row if its table has the column."""
     column = f"{AUTHORS} {entry['metric']}"
     if entry.get("authors") is None:
-        return None if column not in cells else str(cells[column])
+        if column not in cells:
+            return None
+        same = cells.get(f"{SAME_ROWS} {entry['metric']}")
+        return str(cells[column]) + ("" if same in (None, "not run") else f"; gpal on the same rows {same}")
     theirs = _cells({**entry["authors"], "metric": entry["metric"]}, others, f"{where}.authors")
     if column not in theirs:
         raise ValueError(f"{where}.authors: table {entry['authors']['table']!r} of {entry['authors']['record']} has "

@@ -45,11 +45,11 @@ def _claim(settings, **extra):
 def test_order_verdicts_follow_the_pair_rule():
     assert judge_claim(_claim(["a"]), RESULTS)[0] == "reproduced"
     verdict, evidence = judge_claim(_claim(["a", "b"]), RESULTS)
-    assert verdict == "contradicted" and "2 pairs: 1 reproduced, 1 contradicted" in evidence
+    assert verdict == "contradicted" and "2 comparisons: 1 reproduced, 1 contradicted" in evidence
     assert judge_claim(_claim(["b"], evidence="the reason"), RESULTS) == (
-        "contradicted", "`wf` nll (b), 1 pair: 1 contradicted; the reason")
+        "contradicted", "workflow `toy_1d`: NLL (b), 1 comparison: 1 contradicted; the reason")
     assert judge_claim(_claim(["a", "c"]), RESULTS)[0] == "not resolved at this budget"  # a reversal in the noise
-    assert judge_claim(_claim(["e"]), RESULTS) == ("not run yet", "`wf` nll (e), 1 pair: 1 not run")
+    assert judge_claim(_claim(["e"]), RESULTS) == ("not run yet", "workflow `toy_1d`: NLL (e), 1 comparison: 1 not run")
     assert judge_claim(_claim(["a", "e"]), RESULTS)[0] == "not resolved at this budget"  # e leaves it open
     # a setting that decides the claim overrides the counts, with its reason beside them
     verdict, evidence = judge_claim(_claim(["a"], not_comparable="another machine"), RESULTS)
@@ -79,7 +79,7 @@ def test_alike_needs_its_margin_and_values_are_judged_against_the_paper():
     assert judge_claim(values, RESULTS)[0] == "reproduced"
     values["checks"][0]["methods"] = ["A", "B"]
     verdict, evidence = judge_claim(values, RESULTS)
-    assert verdict == "differs" and "1 reproduced, 1 differs (margin ±0.1); 1 above the paper's" in evidence
+    assert verdict == "differs" and "NLL, 2 of the paper's numbers: 1 reproduced, 1 differs (margin ±0.1); gpal above the paper in 1" in evidence
     stated = {"claim": "on MNIST", "verdict": "cannot be checked offline", "evidence": "not shipped"}
     assert judge_claim(stated, RESULTS) == ("cannot be checked offline", "not shipped")
     (row,) = claim_rows({"claims": [stated]}, RESULTS, "009.yaml")
@@ -109,7 +109,7 @@ def test_a_results_table_is_read_and_a_missing_record_or_table_named():
     verdict, evidence = judge_claim({"claim": "x", "checks": [check]}, {}, "f.yaml: claims[0]",
                                     others={"results/published": published})
     # N: 0.060 / sqrt(0.016² + 0.010²) = 3.2 SEs at ~167 dof; M: 2.0 SEs, just beyond t's 1.97
-    assert verdict == "differs" and "2 differ; 2 above the paper's" in evidence
+    assert verdict == "differs" and "2 differ; gpal above the paper in 2" in evidence
     for bad, message in (({"record": "results/nope"}, r"claims\[0\]\.checks\[0\]\.record: no record 'results/nope'"),
                          ({"table": 3}, r"claims\[0\]\.checks\[0\]\.table: results/published has no table 3"),
                          ({"metric": "ECE"}, r"checks\[0\]\.metric: table 0 of results/published has no columns"),
@@ -131,7 +131,7 @@ def test_a_study_table_needs_no_paper_column_unless_values_are_checked():
             "repeats": {"gpal": "settings.splits.t", "paper": None}}
     alike = {**base, "kind": "alike", "methods": ["A", "B"], "margin": 0.02}
     verdict, evidence = judge_claim({"claim": "x", "checks": [alike]}, {}, others=others)
-    assert verdict == "reproduced" and evidence.startswith("`tables/kept` accuracy (t), 1 pair: 1 within ±0.02")
+    assert verdict == "reproduced" and evidence.startswith("workflow `kept`: accuracy (t), 1 comparison: 1 within ±0.02")
     # a lead of a size: C behind A by 0.05 is beyond 0.02, B behind A by 0.004 is resolved short of it
     order = {**base, "kind": "order", "better": ["A"], "worse": ["C"], "margin": 0.02}
     assert judge_claim({"claim": "x", "checks": [order]}, {}, others=others)[0] == "reproduced"
@@ -157,7 +157,7 @@ def test_a_kept_table_names_the_study_that_lists_it(tmp_path):
              "repeats": {"gpal": "settings.splits.t"}}
     (records / "claims" / "009.yaml").write_text(yaml.safe_dump(
         {"paper": "P (paper 9)", "claims": [{"claim": "A beats B", "checks": [check]}]}))
-    assert "| A beats B | **reproduced** | – | `tables/paper002_curves` NLL (t), 1 pair: 1 reproduced |" \
+    assert "| A beats B | **reproduced** | – | study `paper002_curves`: NLL (t), 1 comparison: 1 reproduced |" \
         in render(records)
     (records / "tables" / "paper002_curves.json").write_text(json.dumps({**table, "workflow": "lab/studies/plane.yaml"}))
     with pytest.raises(ValueError, match=r"does not list lab/pages/records/papers/tables/paper002_curves\.json"):
@@ -216,7 +216,7 @@ def test_the_page_opens_each_paper_with_its_claims_and_its_numbers_page_with_the
     pages = render_pages(records)
     page = pages["papers.md"]
     assert page.index("## P (paper 9)") < page.index("## An earlier paper")  # declared papers first
-    assert "| A beats B on a | **reproduced** | – | `wf` nll (a), 1 pair: 1 reproduced |" in page
+    assert "| A beats B on a | **reproduced** | – | workflow `toy_1d`: NLL (a), 1 comparison: 1 reproduced |" in page
     assert "| y | **differs** (judgement) | other data | by hand |" in page
     assert "Claims (2) by verdict (by judgement): reproduced 1 (0), differs 1 (1)." in page  # the tally
     budget = "| `wf` | g | g | 20 (paper: 100) | g | g | g | g | g (paper: not stated) |"  # M from the record
@@ -273,11 +273,12 @@ def test_evidence_names_a_workflow_and_its_settings_once():
     two = {"claim": "A beats B", "checks": [
         {"kind": "order", "workflow": "wf", "metric": m, "settings": ["a"], "better": ["A"], "worse": ["B"],
          "margin": None} for m in ("nll", "error")]}
-    assert judge_claim(two, both)[1] == "`wf` nll (a), 1 pair: 1 reproduced; error, 1 pair: 1 reproduced"
+    assert judge_claim(two, both)[1] == ("workflow `toy_1d`: NLL (a), 1 comparison: 1 reproduced; error, 1 comparison: "
+                                         "1 reproduced")
     named = {"wf_a": RESULTS["wf"]}
     one = {"claim": "A beats B", "checks": [{"kind": "order", "workflow": "wf_a", "metric": "nll", "settings": ["a"],
                                               "better": ["A"], "worse": ["B"], "margin": None}]}
-    assert judge_claim(one, named)[1] == "`wf_a` nll, 1 pair: 1 reproduced"
+    assert judge_claim(one, named)[1] == "workflow `toy_1d`: NLL, 1 comparison: 1 reproduced"
 
 
 def test_an_open_claim_names_the_repeats_and_hours_that_would_decide_it():
@@ -297,7 +298,7 @@ def test_an_open_claim_names_the_repeats_and_hours_that_would_decide_it():
     assert judge_claim(_claim(["c"]), results)[1].endswith(f"all by {k} repeats (not priced: `wf` keeps no fits a repeat)")
     # the papers page shows the verdict and its counts; the repeats that would decide it go to the numbers page
     (row,) = claim_rows({"claims": [_claim(["c"])]}, results, "009.yaml", costs={("wf", "c"): (2, 3.0)})
-    assert row["evidence"] == "`wf` nll (c), 1 pair: 1 not resolved"
+    assert row["evidence"] == "workflow `toy_1d`: NLL (c), 1 comparison: 1 not resolved"
     assert row["to_decide"] == f"all by {k} repeats (+{(k - 3) * 2} fits, {hours:.2g} h)"
 
 
@@ -306,7 +307,7 @@ def test_an_open_value_no_count_of_repeats_decides_is_said_so():
     check = {"kind": "values", "workflow": "vals", "metric": "nll", "settings": ["a"], "methods": ["A"],
              "margin": None}
     verdict, evidence = judge_claim({"claim": "A's value", "checks": [check]}, RESULTS)
-    assert verdict == "not resolved at this budget" and evidence.endswith("1 value: 1 not resolved; 0 above the paper's; 1 not by 1000")
+    assert verdict == "not resolved at this budget" and evidence.endswith("1 paper's number: 1 not resolved; gpal above the paper in none; 1 not by 1000")
 
 
 def test_a_contradicted_claim_says_which_kind_and_only_it_may():

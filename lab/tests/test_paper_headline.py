@@ -57,6 +57,17 @@ def test_the_authors_code_gets_a_column_only_where_it_ran():
                                                              "row": "A", "metric": "NLL"}]))
 
 
+def test_gpal_on_the_authors_rows_is_shown_beside_the_authors_code_where_gpals_column_is_another_run():
+    others = {"tables/r": {"source": "a study", "tables": [
+        {"caption": "w", "columns": ["method", "gpal NLL", "authors' code NLL", "gpal, the authors' rows NLL"],
+         "rows": [["A", "0.90 (3)", "0.72 (2)", "0.58 (2)"], ["B", "0.91 (3)", "0.70 (2)", "not run"]]}]}}
+    block = [{"quantity": q, "record": "tables/r", "table": "w", "row": q, "metric": "NLL",
+              "paper": {"value": "0.85", "source": "Table 5"}} for q in ("A", "B")]
+    table = headline_markdown(headline_rows(parse_headline("009.yaml: headline", block), RECORDS, others, "009.yaml"))
+    assert "| A | 0.85 (Table 5) | 0.90 (3) | 0.72 (2); gpal on the same rows 0.58 (2) | – |" in table
+    assert "| B | 0.85 (Table 5) | 0.91 (3) | 0.70 (2) | – |" in table
+
+
 @pytest.mark.parametrize(("block", "message"), [
     ([{"quantity": "q", "workflow": "values", "setting": "b", "method": "A", "metric": "nll"}],
      r"headline\[0\]: the record of values has no 'nll' of 'A' in setting 'b'"),
