@@ -344,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gplib", default=str(ROOT / "lab" / "authors" / "gplib"), help="gplib's checkout (37560b2)")
     parser.add_argument("--datasets", default="german,magic:3000", help="NAME or NAME:ROWS, comma-separated")
     parser.add_argument("--splits", type=int, default=3)
+    parser.add_argument("--from-split", type=int, default=0,
+                        help="run splits from this one to --splits - 1 only: a second invocation on the same --units "
+                             "runs later splits beside the first, and a last one over all splits reads every cached fit")
     parser.add_argument("--iters", type=int, default=30)
     parser.add_argument("--num-inducing", type=int, default=50)
     parser.add_argument("--methods", default=",".join(METHODS))
@@ -379,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     units = []
     for spec in args.datasets.split(","):
         name, _, rows = spec.partition(":")
-        for split in range(args.splits):
+        for split in range(args.from_split, args.splits):
             p = make_problem(name, split, int(rows) if rows else None)
             Z = kmeans_inducing(p.X, min(args.num_inducing, len(p.X)), split)
             for method in methods:
