@@ -318,8 +318,11 @@ def kept_record(paths: list[str]) -> dict[str, Any]:
                 raise ValueError(f"{path}: data set {dataset} is measured by two kept runs; keep one")
             captions.add(caption)
             rows = []
+            # where the run judged the claim, its cells are over the same splits as the claim: those every fit scored
+            used = kept.get("claim", {}).get(dataset, {}).get("splits")
             for method in METHODS:
-                mine = [u for u in kept["units"] if u["dataset"] == dataset and u["method"] == method]
+                mine = [u for u in kept["units"] if u["dataset"] == dataset and u["method"] == method
+                        and (used is None or u["split"] in used)]
                 if not mine:
                     continue
                 cells = [_mean_se([u[k] for u in mine if u["side"] == side and u[k] is not None])
