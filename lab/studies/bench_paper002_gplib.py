@@ -37,8 +37,9 @@ Both sides predict p(y = +1 | x) = int sigma(f) q(f) df from their own q(u): gpa
 kernel. The same rule applied to gpal's fitted q must give gpal's ``predict_proba``: the record keeps the largest
 difference, a check of the rule.
 
-A fit that raises (gplib's Cholesky fallback can) or gives non-finite probabilities is kept as failed, with its
-error, on the terminal and in the record; it is not scored.  A run of vi-JJ-full beside other methods also judges
+A fit that raises (gplib's Cholesky fallback can), gives non-finite probabilities or diverges (`diverged`: a test
+accuracy below the majority class's share) is kept as failed, with why, on the terminal and in the record; it is
+not scored.  A run of vi-JJ-full beside other methods also judges
 the paper's "vi-JJ-full cannot converge to a reasonable quality" (`claim_rule`) on each side, on the splits where
 every fit scored, naming the splits left out.
 
@@ -186,6 +187,17 @@ def fit_gpal(p, method: str, Z: np.ndarray, iters: int, n_updates: int, max_fun:
             "rule_check": float(np.max(np.abs(probability(mean, var) - q))),
             "kernel": {"sigma_f": float(np.sqrt(se.variance.numpy())), "lengthscale": float(se.lengthscales.numpy()),
                        "sigma_l": float(np.sqrt(white.variance.numpy()))}}
+
+
+def diverged(unit: dict[str, Any], y_test: np.ndarray) -> dict[str, Any]:
+    """The unit as failed when its fit diverged: test accuracy below the majority class's share of the test rows, worse
+    than predicting that class everywhere (gplib's vi-Taylor on magic's split 7 predicts the minority class for every
+    row).  Its scores are kept beside the failure, not used."""
+    majority = max(np.mean(y_test == 1), np.mean(y_test != 1))
+    if unit["accuracy"] is None or unit["accuracy"] >= majority:
+        return unit
+    return {**unit, "accuracy": None, "nll": None, "diverged_scores": {"accuracy": unit["accuracy"], "nll": unit["nll"]},
+            "failed": f"diverged: test accuracy {unit['accuracy']:.3f} below the majority class's {majority:.3f}"}
 
 
 def scores(y: np.ndarray, q: np.ndarray) -> dict[str, float]:
@@ -412,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
                         return {"dataset": spec, "split": split, "method": method, "side": side,
                                 "n_train": len(p.y), "n_test": len(p.y_test), "M": len(Z), **measured, **fit}
 
-                    unit = run_unit(units_dir / f"{stem}.json", make)
+                    unit = diverged(run_unit(units_dir / f"{stem}.json", make), p.y_test)
                     units.append(unit)
                     print(json.dumps({k: unit.get(k) for k in ("dataset", "split", "method", "side", "accuracy", "nll",
                                                                "seconds", "iterations", "failed") if k in unit}),

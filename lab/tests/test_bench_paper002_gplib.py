@@ -98,3 +98,11 @@ def test_the_summary_pairs_only_the_splits_both_sides_scored(study):
     (row,) = study.summary(units)
     near = row["gpal (scheme gplib) - gplib"]
     assert near["splits"] == [0, 2] and near["accuracy"]["mean"] == pytest.approx(0.015)
+
+
+def test_a_fit_worse_than_the_majority_class_is_kept_as_diverged_with_its_scores(study):
+    y = np.array([0, 0, 0, 1])  # the majority class is 0.75 of the rows
+    kept = study.diverged(_fit(7, "taylor", "gplib", 0.25, 17.9), y)
+    assert kept["accuracy"] is None and kept["nll"] is None and kept["failed"].startswith("diverged")
+    assert kept["diverged_scores"] == {"accuracy": 0.25, "nll": 17.9}
+    assert study.diverged(_fit(7, "taylor", "gplib", 0.75), y)["accuracy"] == 0.75  # the majority's own share stays
