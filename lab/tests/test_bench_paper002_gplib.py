@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import integrate
+from scipy import integrate, stats
 from scipy.special import expit
 
 from conftest import repository_script
@@ -60,3 +60,49 @@ def test_the_summary_pairs_gpal_with_gplib_by_split_and_judges_the_mean_against_
     assert near["accuracy"]["mean"] == pytest.approx(0.005) and near["nll"]["largest"] == pytest.approx(-0.01)
     assert near["within"] and not far["within"]  # 0.045 accuracy, -0.05 NLL: outside 0.02
     assert row["gplib"]["accuracy"] == pytest.approx(0.75) and row["splits"] == 2
+
+
+def _fit(split, method, side, acc, nll=0.4):
+    return {"dataset": "magic", "split": split, "method": method, "side": side, "accuracy": acc, "nll": nll,
+            "seconds": 1.0}
+
+
+def test_a_failed_fit_leaves_its_split_out_of_every_side_and_is_named(study):
+    """The claim rule on the splits every fit scored: a failed gplib fit on split 2 takes split 2 out of gpal's pairs
+    too, and says why; each lead is the mean of the per-split differences, judged against the declared margin."""
+    sides = ["gplib", "gpal (scheme gplib)"]
+    units = []
+    for s, (full, taylor) in enumerate([(0.84, 0.852), (0.85, 0.855), (0.80, 0.90), (0.845, 0.85), (0.84, 0.848)]):
+        units += [_fit(s, "jj-full", "gplib", full), _fit(s, "taylor", "gplib", taylor),
+                  _fit(s, "jj-full", "gpal (scheme gplib)", full + 0.003), _fit(s, "taylor", "gpal (scheme gplib)", taylor)]
+    units[8] = {**units[8], "accuracy": None, "nll": None, "failed": "LinAlgError: not positive definite"}
+    claim = study.claim_rule(units, ["jj-full", "taylor"], sides)["magic"]
+    assert claim["splits"] == [0, 1, 3, 4]
+    assert claim["left_out"] == {2: ["vi-jj-full gplib: LinAlgError: not positive definite"]}
+    gplib = claim["sides"]["gplib"]["leads"]["vi-taylor accuracy"]
+    d = np.array([0.012, 0.005, 0.005, 0.008])
+    assert gplib["per_split"] == pytest.approx(d)
+    half = stats.t.ppf(0.975, 3) * d.std(ddof=1) / 2  # the 95 % t interval's half width, 4 splits
+    assert [gplib["mean"], gplib["low"], gplib["high"]] == pytest.approx([0.0075, 0.0075 - half, 0.0075 + half])
+    assert gplib["high"] < study.MARGIN and gplib["verdict"] == "contradicted"
+    assert claim["sides"]["gpal (scheme gplib)"]["verdict"] == "contradicted"
+    # the rule's other reading: a lead resolved above the margin reproduces the claim
+    wide = [{**u, "accuracy": u["accuracy"] + (0.05 if u["method"] == "taylor" else 0.0)} for u in units if u["accuracy"]]
+    assert study.claim_rule(wide, ["jj-full", "taylor"], sides)["magic"]["sides"]["gplib"]["verdict"] == "reproduced"
+
+
+def test_the_summary_pairs_only_the_splits_both_sides_scored(study):
+    units = [_unit(0, "gplib", 0.80, 0.45), _unit(2, "gplib", 0.70, 0.55),
+             _unit(0, "gpal (scheme gplib)", 0.81, 0.44), _unit(1, "gpal (scheme gplib)", 0.60, 0.90),
+             _unit(2, "gpal (scheme gplib)", 0.72, 0.56)]
+    (row,) = study.summary(units)
+    near = row["gpal (scheme gplib) - gplib"]
+    assert near["splits"] == [0, 2] and near["accuracy"]["mean"] == pytest.approx(0.015)
+
+
+def test_a_fit_worse_than_the_majority_class_is_kept_as_diverged_with_its_scores(study):
+    y = np.array([0, 0, 0, 1])  # the majority class is 0.75 of the rows
+    kept = study.diverged(_fit(7, "taylor", "gplib", 0.25, 17.9), y)
+    assert kept["accuracy"] is None and kept["nll"] is None and kept["failed"].startswith("diverged")
+    assert kept["diverged_scores"] == {"accuracy": 0.25, "nll": 17.9}
+    assert study.diverged(_fit(7, "taylor", "gplib", 0.75), y)["accuracy"] == 0.75  # the majority's own share stays
