@@ -754,7 +754,7 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/001_villacampa_calvo.md", "paper001_authors", "lab/studies/records/papers/paper001_authors_waveform.json",
         ("method", "split", "authors' code: error / NLL", "gpal: error / NLL", "gpal − authors' code, NLL",
          "gpal, inputs not rescaled: error / NLL"), ("---", "---:", "---", "---", "---", "---"), _authors_code_001),
-    **_all_authors_tables("050", "paper001_uci_waveform_authors_050"),
+    **_all_authors_tables("050", "paper001_uci_waveform_authors_050_6"),
     **_all_authors_tables("wine", "paper001_uci_wine_authors"),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
