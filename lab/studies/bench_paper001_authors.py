@@ -292,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sides", default="authors,gpal", help=f"some of {list(SIDES)}, comma-separated")
     parser.add_argument("--units", default=str(ROOT / "runs" / "paper001_authors"), help="one cached JSON per fit")
     parser.add_argument("--json", help="write the record here")
+    parser.add_argument("--cached-only", action="store_true",
+                        help="fit nothing: record the units already made, naming the others as not run")
     parser.add_argument("--authors-unit", nargs=4, metavar=("METHOD", "SPLIT", "LEVEL", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     folder = Path(args.authors)
@@ -320,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     commit = code_commit()  # at the start: the code that ran
     units_dir = Path(args.units)
     units_dir.mkdir(parents=True, exist_ok=True)
-    units = []
+    units, not_run = [], []
     folds = range(args.first_split, args.splits)
     for fold in folds:
         for method in methods:
@@ -332,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
                     return {"dataset": "waveform", "level": level, "split": fold, "method": method, "side": side, **fit}
 
                 name = unit_name(side, method, level, fold)
+                if args.cached_only and not (units_dir / f"{name}.json").is_file():
+                    not_run.append({"split": fold, "method": method, "side": side})
+                    print(f"not run: {name}", flush=True)
+                    continue
                 unit = run_unit(units_dir / f"{name}.json", make)
                 if side == "authors" and "path" not in unit:
                     unit["path"] = authors_path(units_dir / "results" / f"{name}_trace.txt")
@@ -344,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         for method in methods:
             mine = {u["side"]: u for u in units if u["method"] == method and u["split"] == fold}
             print(f"| {method} | {fold} | " + " | ".join(f"{mine[side]['error']:.3f}, {mine[side]['nll']:.3f}"
-                                                         for side in sides) + " |")
+                                                         if side in mine else "–" for side in sides) + " |")
     if args.json:
         from gpal.files import write_json_atomic
 
@@ -357,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
                          "learning_rate": 0.001, "gpal_workflow": WORKFLOW},
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": list(os.getloadavg())},
             "units": units,
+            **({"not_run": not_run} if not_run else {}),
         })
         print(f"recorded {args.json}")
     return 0
