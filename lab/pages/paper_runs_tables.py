@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
+import statistics
 import sys
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -230,10 +232,10 @@ def _uci_all_authors(record: Mapping) -> list[tuple[str, ...]]:
 _UCI_PAIRS = (("NIMGP-NN", "NIMGP"), ("NIMGP-FO", "NIMGP"), ("NIMGP-FO", "MGP"), ("NIMGP", "MGP"))
 
 
-def _authors_code_001(record: Mapping) -> list[tuple[str, ...]]:
+def _authors_code_001(record: Mapping, extra: Sequence[str] = ()) -> list[tuple[str, ...]]:
     """Paper 001's methods in the authors' GPInputNoise and in gpal on the same split and noisy inputs: each side's
-    test error and NLL, split by split, gpal's NLL minus theirs, and gpal's on the inputs as the authors' scripts
-    scale them ("–": not run)."""
+    test error and NLL, split by split, gpal's NLL minus theirs, and those of gpal's ``extra`` sides ("–": not
+    run)."""
     by = {(u["method"], u["split"], u["side"]): u for u in record["units"]}
     rows = []
     for method in record["settings"]["methods"]:
@@ -241,10 +243,77 @@ def _authors_code_001(record: Mapping) -> list[tuple[str, ...]]:
             if (method, split, "authors") not in by or (method, split, "gpal") not in by:
                 continue
             a, g = by[method, split, "authors"], by[method, split, "gpal"]
-            u = by.get((method, split, "gpal unscaled"))
+            more = [by.get((method, split, side)) for side in extra]
             rows.append((method, str(split), f"{a['error']:.3f} / {a['nll']:.3f}", f"{g['error']:.3f} / {g['nll']:.3f}",
-                         _signed(g["nll"] - a["nll"]), "–" if u is None else f"{u['error']:.3f} / {u['nll']:.3f}"))
+                         _signed(g["nll"] - a["nll"]),
+                         *("–" if u is None else f"{u['error']:.3f} / {u['nll']:.3f}" for u in more)))
     return rows
+
+
+def _authors_code_path(record: Mapping) -> list[tuple[str, ...]]:
+    """Test NLL on the way, every 100 epochs, of each side of the record's first method on each split: the authors'
+    code as its fit writes it after each epoch, gpal's as its fitted state scores at those epochs."""
+    (method, *_) = record["settings"]["methods"]
+    by = {(u["split"], u["side"]): u.get("path", {}) for u in record["units"] if u["method"] == method}
+    sides = [side for side in record["settings"]["sides"]]
+    epochs = by[0, "authors"]["epoch"]
+
+    def cell(split: int, k: int) -> str:
+        return " / ".join(f"{by[split, side]['nll'][k]:.3f}" if "nll" in by.get((split, side), {}) else "–"
+                          for side in sides)
+
+    return [(str(epoch), *(cell(split, k) for split in range(record["settings"]["splits"])))
+            for k, epoch in enumerate(epochs)]
+
+
+#: The names the authors'-code tables give the study's sides.
+_SIDE_NAMES = {"authors": "authors' code", "gpal": "gpal", "gpal unscaled": "gpal, inputs not rescaled",
+               "gpal log": "gpal, log l", "gpal log2": "gpal, log l²"}
+
+
+def _authors_code_kernel(record: Mapping) -> list[tuple[str, ...]]:
+    """Where each side's kernel ended, per split of the record's first method: each class's signal variance and
+    mean length scale (in the authors' input units), as the units record them ("–": a unit run before they were)."""
+    (method, *_) = record["settings"]["methods"]
+    rows = []
+    for split in range(record["settings"]["splits"]):
+        for side in record["settings"]["sides"]:
+            unit = next((u for u in record["units"] if (u["method"], u["split"], u["side"]) == (method, split, side)),
+                        {})
+            kernel = unit.get("kernel")
+            rows.append((str(split), _SIDE_NAMES[side], *(("–",) * 2 if kernel is None else (
+                ", ".join(f"{v:.1f}" for v in kernel[key]) for key in ("signal_variance", "mean_lengthscale")))))
+    return rows
+
+
+#: The authors'-code study's record at injected noise 0.25; ``_050``: at 0.5; ``_log``: its probe of the kernel's
+#: parameters.
+_AUTHORS_CODE = "lab/studies/records/papers/paper001_authors_waveform.json"
+#: The pairs of paper 001's Table 5 the authors'-code run measures on both sides, each method minus the other.
+_AUTHORS_CODE_PAIRS = (("NIMGP-FO", "MGP"), ("NIMGP", "MGP"), ("NIMGP-FO", "NIMGP"))
+
+
+def _authors_code_001_paired(record: Mapping) -> list[tuple[str, ...]]:
+    """The authors'-code run split by split: gpal's test NLL minus the authors' code's for each method, then each
+    side's pairs of methods (`_AUTHORS_CODE_PAIRS`), mean and 95 % t interval over the splits both sides ran."""
+    from labkit.verdicts import interval
+
+    by = {(u["method"], u["split"], u["side"]): u["nll"] for u in record["units"]}
+    splits = range(record["settings"]["splits"])
+
+    def row(what: str, a: tuple[str, str], b: tuple[str, str]) -> tuple[str, ...] | None:
+        d = [by[a[0], s, a[1]] - by[b[0], s, b[1]] for s in splits if (a[0], s, a[1]) in by and (b[0], s, b[1]) in by]
+        if len(d) < 2:
+            return None
+        mean, se = statistics.fmean(d), statistics.stdev(d) / math.sqrt(len(d))
+        return (what, str(len(d)), _interval((mean, *interval(mean, se, len(d) - 1))))
+
+    methods = record["settings"]["methods"]
+    rows = [row(f"{m}: gpal − authors' code", (m, "gpal"), (m, "authors")) for m in methods]
+    for side, name in (("authors", "authors' code"), ("gpal", "gpal")):
+        rows += [row(f"{name}: {a} − {b}", (a, side), (b, side)) for a, b in _AUTHORS_CODE_PAIRS
+                 if a in methods and b in methods]
+    return [r for r in rows if r is not None]
 
 
 def _uci_paired(record: Mapping, pairs: Sequence[tuple[str, str]] = _UCI_PAIRS) -> list[tuple[str, ...]]:
@@ -751,9 +820,33 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         ("setting", "test NLL, NIMGP with the authors' Adam − each method with gpal's", "splits",
          "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_adam_paired),
     "uci_authors_code": StudyTable(
-        "papers/001_villacampa_calvo.md", "paper001_authors", "lab/studies/records/papers/paper001_authors_waveform.json",
+        "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE,
         ("method", "split", "authors' code: error / NLL", "gpal: error / NLL", "gpal − authors' code, NLL",
-         "gpal, inputs not rescaled: error / NLL"), ("---", "---:", "---", "---", "---", "---"), _authors_code_001),
+         "gpal, inputs not rescaled: error / NLL"), ("---", "---:", "---", "---", "---", "---"),
+        partial(_authors_code_001, extra=("gpal unscaled",))),
+    "uci_authors_code_paired": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE,
+        ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"), _authors_code_001_paired),
+    "uci_authors_code_050": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_050.json"),
+        ("method", "split", "authors' code: error / NLL", "gpal: error / NLL", "gpal − authors' code, NLL"),
+        ("---", "---:", "---", "---", "---"), _authors_code_001),
+    "uci_authors_code_050_paired": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_050.json"),
+        ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"), _authors_code_001_paired),
+    "uci_authors_code_log": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_log.json"),
+        ("method", "split", "authors' code: error / NLL", "gpal: error / NLL", "gpal − authors' code, NLL",
+         "gpal, log l: error / NLL", "gpal, log l², the authors': error / NLL"),
+        ("---", "---:", "---", "---", "---", "---", "---"), partial(_authors_code_001, extra=("gpal log", "gpal log2"))),
+    "uci_authors_code_log_path": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_log.json"),
+        ("epoch", "split 0: authors' code / gpal / gpal, log l / gpal, log l²", "split 1: the same"),
+        ("---:", "---", "---"), _authors_code_path),
+    "uci_authors_code_log_kernel": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_log.json"),
+        ("split", "fit", "signal variance, per class", "mean length scale, per class"), ("---:", "---", "---", "---"),
+        _authors_code_kernel),
     **_all_authors_tables("050", "paper001_uci_waveform_authors_050_6"),
     **_all_authors_tables("wine", "paper001_uci_wine_authors"),
     "izmailov_first": StudyTable(

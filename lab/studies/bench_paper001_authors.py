@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Paper 001's methods as its authors coded them (GPInputNoise), run beside gpal's on waveform at injected input
-noise 0.25: the same rows, splits and noisy inputs; test error and NLL of both, per split.
+noise 0.25 or 0.5 (``--level``): the same rows, splits and noisy inputs; test error and NLL of both, per split.
 
 GPInputNoise is github.com/cvillacampa/GPInputNoise at commit 0e9268a (plain TensorFlow 1, no GPflow). It is read from
 a git-ignored folder, fetched once by hand, and is neither shipped nor copied into gpal (its MNIST and synthetic
@@ -11,7 +11,7 @@ data are large files the study does not need, so only the package and the wavefo
 
 Without it the study says so and exits having run nothing.
 
-The authors' side follows ``experiments/uci/waveform/0.25/<method>/test_real.py``: the rows of their
+The authors' side follows ``experiments/uci/waveform/<level>/<method>/test_real.py``: the rows of their
 ``data/X.txt`` and ``Y.txt``, split ``fold`` of the 100 permutations and the noise of ``data/generate_data.py``
 (seed 0; made here in memory rather than saved as .npy), a 90/10 split standardised on its training rows, the noise
 added after; SE-ARD started at the median distance, per class its own random training rows as inducing inputs
@@ -27,13 +27,18 @@ this study uses the authors' rows, splits and noise draws; and its random induci
 replacement, not the authors' (with replacement). Like the workflow, gpal's estimator scales the noisy
 training inputs once more to unit spread; the authors' scripts leave them at spread sqrt(1 + level).
 
-Each fit is cached as a unit (``--units``), so a rerun resumes; ``--json`` writes the record::
+Each fit is cached as a unit (``--units``), so a rerun resumes (``--first-split`` runs later splits in a second
+process beside the first); ``--json`` writes the record (the commands: ``lab/studies/paper001_authors.yaml``)::
 
-    PYTHONPATH=$PWD/lab/studies python lab/studies/bench_paper001_authors.py --splits 2 \\
+    PYTHONPATH=$PWD/lab/studies python lab/studies/bench_paper001_authors.py --splits 3 \\
         --sides 'authors,gpal,gpal unscaled' --json lab/studies/records/papers/paper001_authors_waveform.json
 
-``--sides`` adds "gpal unscaled": the workflow's parameters with ``standardize=False``, gpal on the noisy inputs as
-the authors' scripts scale them, to isolate the estimator's second standardisation.
+Each unit keeps where its fit's test NLL was every 100 epochs (the authors' from the file their fit writes after
+each epoch; gpal's from its state at those epochs) and where its kernel ended. ``--sides`` adds "gpal unscaled":
+the workflow's parameters with ``standardize=False``, gpal on the noisy inputs as the authors' scripts scale them,
+to isolate the estimator's second standardisation; and "gpal log", "gpal log2": the kernel's parameters stepped by
+Adam as logarithms, the length scales as log l or, as the authors', log l^2 (`in_logarithms`), to isolate how the
+parameters Adam steps move the fit over the paper's epochs.
 """
 
 from __future__ import annotations
@@ -63,8 +68,15 @@ METHODS = {"MGP": ("gp_input_noise.mgpc", "MGPC"), "NIMGP": ("gp_input_noise.nim
            "NIMGP-NN": ("gp_input_noise.nimgpc_nn_learn_noise", "NIMGPC_NN")}
 #: "gpal unscaled": the workflow's parameters but standardize=False, so that gpal learns on the inputs as the
 #: authors' scripts give them (spread sqrt(1 + level)), not scaled again to unit spread.
-SIDES = ("authors", "gpal", "gpal unscaled")
-LEVEL = 0.25
+#: "gpal log" and "gpal log2": the workflow's parameters with the kernel's variances and length scales stepped by Adam
+#: as logarithms, not through GPflow's softplus, so that a step of 1e-3 moves them by a share of their value, not
+#: by an absolute amount: the variances as log sigma^2 both, the length scales as log l ("gpal log") or as the
+#: authors' log l^2 (rbf_ard.py 19-21, 37-38, 44; "gpal log2", half the relative step of "gpal log").
+SIDES = ("authors", "gpal", "gpal unscaled", "gpal log", "gpal log2")
+#: Each logarithmic side's power p of the length scale: Adam steps log l^p.
+LOG_POWER = {"gpal log": 1, "gpal log2": 2}
+#: The injected input-noise variances of generate_data.py (its noise01, noise25, noise5, drawn in this order).
+LEVELS = (0.1, 0.25, 0.5)
 WORKFLOW = "papers/001_uci_input_noise"
 
 
@@ -75,17 +87,15 @@ def present(folder: Path) -> bool:
 DATA = Path("experiments/uci/waveform/data")
 
 
-def noisy_split(folder: Path, fold: int, level: float = LEVEL):
+def noisy_split(folder: Path, fold: int, level: float):
     """The authors' training and test rows of split ``fold``, standardised on the training rows, noise added
     (``generate_data.py`` then test_real.py lines 8-34)."""
     X = np.loadtxt(folder / DATA / "X.txt")
     Y = np.loadtxt(folder / DATA / "Y.txt").astype(int)
     rng = np.random.RandomState(0)  # generate_data.py's np.random.seed(0), its draws in its order
     splits = np.stack([rng.permutation(X.shape[0]) for _ in range(100)])
-    noise = {}
-    for name, variance in (("0.1", 0.1), ("0.25", 0.25), ("0.5", 0.5)):
-        noise[name] = rng.normal(size=(100, *X.shape)) * np.sqrt(variance)
-    eps = noise[f"{level:g}"][fold]
+    noise = {variance: rng.normal(size=(100, *X.shape)) * np.sqrt(variance) for variance in LEVELS}
+    eps = noise[level][fold]
     indices = splits[fold]
     n_train = int(len(indices) * 0.9)
     train, test = indices[:n_train], indices[n_train:]
@@ -104,7 +114,7 @@ def tensorflow1_shim() -> None:
     sys.modules["tensorflow"] = tf1
 
 
-def fit_authors(folder: Path, method: str, fold: int, work: Path) -> dict[str, Any]:
+def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path) -> dict[str, Any]:
     """One of their fits as test_real.py runs it; in its own process (TensorFlow 1 graph mode)."""
     import importlib
 
@@ -127,7 +137,7 @@ def fit_authors(folder: Path, method: str, fold: int, work: Path) -> dict[str, A
     model_class.predict = whole_batches
     from gp_input_noise.rbf_ard import RBF_ARD
 
-    X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold)
+    X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold, level)
     y_train, y_test = y_train[:, None], y_test[:, None]
     np.random.seed(0)
     n_classes = int(np.max(y_train) + 1)  # their np.int64 fails MGPC's dtype argument under TensorFlow 2's compat.v1
@@ -147,11 +157,15 @@ def fit_authors(folder: Path, method: str, fold: int, work: Path) -> dict[str, A
     (work / "results").mkdir(exist_ok=True)
     os.chdir(work)
     model.fit(X_train, y_train, tf.train.AdamOptimizer(learning_rate=0.001), 1000, 50, X_test, y_test,
-              f"authors_{method}_s{fold}_trace.txt")
+              f"{unit_name('authors', method, level, fold)}_trace.txt")
     proba, labels = model.predict(X_test)
+    # their kernel's signal variance exp(log_sigma) and length scales sqrt(exp(log_lengthscales)) (rbf_ard.py 37-44)
+    log_sigma, log_l2 = model.session.run([[k.log_sigma for k in kernels], [k.log_lengthscales for k in kernels]])
     return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
             "error": float(np.mean(labels != y_test[:, 0])),
-            "nll": float(-np.mean(np.log(proba[np.arange(len(y_test)), y_test[:, 0]]))), "M": int(Z.shape[1])}
+            "nll": float(-np.mean(np.log(proba[np.arange(len(y_test)), y_test[:, 0]]))), "M": int(Z.shape[1]),
+            "kernel": {"signal_variance": [float(np.exp(v[0])) for v in log_sigma],
+                       "mean_lengthscale": [float(np.mean(np.exp(0.5 * v))) for v in log_l2]}}
 
 
 def gpal_params(method: str, n_train: int, n_rows: int) -> dict[str, Any]:
@@ -164,19 +178,73 @@ def gpal_params(method: str, n_train: int, n_rows: int) -> dict[str, Any]:
     return classifier_params([method], dict(config["noisy_input"]), n_train, n_rows)[method]
 
 
-def fit_gpal(folder: Path, method: str, fold: int, rescale: bool = True) -> dict[str, Any]:
+def gpal_kernel(clf) -> dict[str, list[float]]:
+    """Each class's signal variance and mean length scale (in the authors' input units: the estimator's scaling
+    undone), as the authors' unit records theirs."""
+    scale = 1.0 if clf.standardizer_ is None else clf.standardizer_.scale
+    se = [k.kernels[0] if hasattr(k, "kernels") else k for k in clf.model_.gp.kernels]
+    return {"signal_variance": [float(k.variance.numpy()) for k in se],
+            "mean_lengthscale": [float(np.mean(k.lengthscales.numpy() * scale)) for k in se]}
+
+
+def in_logarithms(kernel, power: int):
+    """``kernel`` (the workflow's SE-ARD plus noise term) with its variances Adam-stepped as log sigma^2 and its
+    length scales as log l^``power``, as the authors' RBF_ARD steps them for power 2."""
+    import gpflow
+    import tensorflow_probability as tfp
+
+    bijectors = tfp.bijectors
+    se, white = kernel.kernels
+    se.lengthscales = gpflow.Parameter(se.lengthscales.numpy(), transform=bijectors.Chain(
+        [bijectors.Exp(), bijectors.Scale(np.float64(1.0 / power))]))
+    se.variance = gpflow.Parameter(se.variance.numpy(), transform=bijectors.Exp())
+    white.variance = gpflow.Parameter(white.variance.numpy(), transform=bijectors.Exp())
+    return kernel
+
+
+def fit_gpal(folder: Path, method: str, fold: int, level: float, rescale: bool = True,
+             log_power: int | None = None, every: int = 100) -> dict[str, Any]:
+    """gpal's fit of ``method``, with its test error and NLL every ``every`` epochs on the way (the fitted state
+    read at those epochs, as the authors' fit writes its own after each epoch); ``log_power``: the kernel as
+    `in_logarithms` makes it."""
+    import gpal.estimators.noisy_gp as noisy_gp
+    import gpal.models.svgp as svgp
     from gpal import NoisyGPClassifier
     from gpal.evaluation.metrics import error_rate, negative_log_likelihood
 
-    X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold)
+    X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold, level)
     params = {**gpal_params(method, len(y_train), n_rows), **({} if rescale else {"standardize": False})}
     clf = NoisyGPClassifier(**params, random_state=fold)
+    plans, path = [], {"epoch": [], "error": [], "nll": []}
+    plan_fit = noisy_gp.plan_fit
+
+    def keep_plan(*args, **kwargs):
+        plans.append(plan_fit(*args, **kwargs))
+        return plans[-1]
+
+    def score(epoch: int, loss: float) -> None:
+        if (epoch + 1) % every == 0:
+            plan = plans[-1]
+            clf._keep(plan.session, X_train.shape[1], plan.standardizer, [], False)  # the state reached so far
+            proba = clf.predict_proba(X_test)
+            path["epoch"].append(epoch + 1)
+            path["error"].append(float(error_rate(y_test, proba)))
+            path["nll"].append(float(negative_log_likelihood(y_test, proba)))
+
+    make_kernel = svgp.make_kernel
+    noisy_gp.plan_fit = keep_plan
+    if log_power is not None:
+        svgp.make_kernel = lambda *args: in_logarithms(make_kernel(*args), log_power)
     start, cpu = time.perf_counter(), time.process_time()
-    clf.fit(X_train, y_train)
+    try:
+        clf.fit(X_train, y_train, callback=score)
+    finally:
+        noisy_gp.plan_fit, svgp.make_kernel = plan_fit, make_kernel
     proba = clf.predict_proba(X_test)
     return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
             "error": float(error_rate(y_test, proba)), "nll": float(negative_log_likelihood(y_test, proba)),
-            "M": int(params["num_inducing"]), "params": {k: repr(v) for k, v in params.items()}}
+            "M": int(params["num_inducing"]), "params": {k: repr(v) for k, v in params.items()},
+            "path": path, "kernel": gpal_kernel(clf)}
 
 
 def run_unit(path: Path, make) -> dict[str, Any]:
@@ -198,12 +266,16 @@ def authors_path(trace: Path, every: int = 100) -> dict[str, list[float]]:
     return {"epoch": [r + 1 for r in rows], "error": table[rows, 0].tolist(), "nll": table[rows, 1].tolist()}
 
 
-def authors_subprocess(folder: Path, method: str, fold: int, units: Path) -> dict[str, Any]:
-    out = units / f"authors_{method}_s{fold}.out.json"
-    log = units / f"authors_{method}_s{fold}.log"
+def unit_name(side: str, method: str, level: float, fold: int) -> str:
+    return f"{side.replace(' ', '_')}_{method}_{level:g}_s{fold}"
+
+
+def authors_subprocess(folder: Path, method: str, fold: int, level: float, units: Path) -> dict[str, Any]:
+    out = units / f"{unit_name('authors', method, level, fold)}.out.json"
+    log = units / f"{unit_name('authors', method, level, fold)}.log"
     with log.open("w", encoding="utf-8") as stream:  # their fit prints every epoch's bound
-        subprocess.run([sys.executable, __file__, "--authors-unit", method, str(fold), str(out), "--authors",
-                        str(folder)], check=True, stdout=stream, stderr=subprocess.STDOUT)
+        subprocess.run([sys.executable, __file__, "--authors-unit", method, str(fold), f"{level:g}", str(out),
+                        "--authors", str(folder)], check=True, stdout=stream, stderr=subprocess.STDOUT)
     return json.loads(out.read_text(encoding="utf-8"))
 
 
@@ -212,16 +284,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--authors", default=str(ROOT / "lab" / "authors" / "GPInputNoise"),
                         help=f"GPInputNoise's checkout ({COMMIT})")
     parser.add_argument("--splits", type=int, default=1, help="the authors' splits 0 .. N-1")
+    parser.add_argument("--first-split", type=int, default=0,
+                        help="start at this split (to run some splits of a record in another process beside it)")
+    parser.add_argument("--level", type=float, default=0.25, choices=LEVELS,
+                        help="the injected input-noise variance (one of the authors' noise files)")
     parser.add_argument("--methods", default="MGP,NIMGP,NIMGP-FO", help=f"some of {list(METHODS)}, comma-separated")
     parser.add_argument("--sides", default="authors,gpal", help=f"some of {list(SIDES)}, comma-separated")
     parser.add_argument("--units", default=str(ROOT / "runs" / "paper001_authors"), help="one cached JSON per fit")
     parser.add_argument("--json", help="write the record here")
-    parser.add_argument("--authors-unit", nargs=3, metavar=("METHOD", "SPLIT", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--cached-only", action="store_true",
+                        help="fit nothing: record the units already made, naming the others as not run")
+    parser.add_argument("--authors-unit", nargs=4, metavar=("METHOD", "SPLIT", "LEVEL", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     folder = Path(args.authors)
+    level = args.level
     if args.authors_unit:
-        method, fold, out = args.authors_unit
-        Path(out).write_text(json.dumps(fit_authors(folder, method, int(fold), Path(out).parent)), encoding="utf-8")
+        method, fold, level, out = args.authors_unit
+        Path(out).write_text(json.dumps(fit_authors(folder, method, int(fold), float(level), Path(out).parent)),
+                             encoding="utf-8")
         return 0
     if not present(folder):
         print(f"skipped: GPInputNoise is not at {folder}. It is paper 001's authors' code, fetched once by hand "
@@ -231,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         parser.error(f"--methods: unknown {unknown}; expected some of {list(METHODS)}")
+    if args.json and args.first_split:
+        parser.error("--json records splits 0 .. N-1: leave out --first-split (the splits another process ran are "
+                     "read from their units)")
     sides = [s for s in args.sides.split(",") if s]
     if set(sides) - set(SIDES):
         parser.error(f"--sides: unknown {sorted(set(sides) - set(SIDES))}; expected some of {list(SIDES)}")
@@ -239,28 +322,35 @@ def main(argv: list[str] | None = None) -> int:
     commit = code_commit()  # at the start: the code that ran
     units_dir = Path(args.units)
     units_dir.mkdir(parents=True, exist_ok=True)
-    units = []
-    for fold in range(args.splits):
+    units, not_run = [], []
+    folds = range(args.first_split, args.splits)
+    for fold in folds:
         for method in methods:
             for side in sides:
                 def make(side=side, method=method, fold=fold):
-                    fit = (authors_subprocess(folder, method, fold, units_dir) if side == "authors"
-                           else fit_gpal(folder, method, fold, rescale=side == "gpal"))
-                    return {"dataset": "waveform", "level": LEVEL, "split": fold, "method": method, "side": side, **fit}
+                    fit = (authors_subprocess(folder, method, fold, level, units_dir) if side == "authors"
+                           else fit_gpal(folder, method, fold, level, rescale=side != "gpal unscaled",
+                                         log_power=LOG_POWER.get(side)))
+                    return {"dataset": "waveform", "level": level, "split": fold, "method": method, "side": side, **fit}
 
-                unit = run_unit(units_dir / f"{side.replace(' ', '_')}_{method}_s{fold}.json", make)
+                name = unit_name(side, method, level, fold)
+                if args.cached_only and not (units_dir / f"{name}.json").is_file():
+                    not_run.append({"split": fold, "method": method, "side": side})
+                    print(f"not run: {name}", flush=True)
+                    continue
+                unit = run_unit(units_dir / f"{name}.json", make)
                 if side == "authors" and "path" not in unit:
-                    unit["path"] = authors_path(units_dir / "results" / f"authors_{method}_s{fold}_trace.txt")
+                    unit["path"] = authors_path(units_dir / "results" / f"{name}_trace.txt")
                 units.append(unit)
-                print(json.dumps({k: unit[k] for k in ("split", "method", "side", "error", "nll", "seconds")}),
+                print(json.dumps({k: unit[k] for k in ("level", "split", "method", "side", "error", "nll", "seconds")}),
                       flush=True)
     print("\n| method | split | " + " | ".join(f"{side}: error, NLL" for side in sides) + " |\n|---|---|"
           + "---|" * len(sides))
-    for fold in range(args.splits):
+    for fold in folds:
         for method in methods:
             mine = {u["side"]: u for u in units if u["method"] == method and u["split"] == fold}
             print(f"| {method} | {fold} | " + " | ".join(f"{mine[side]['error']:.3f}, {mine[side]['nll']:.3f}"
-                                                         for side in sides) + " |")
+                                                         if side in mine else "–" for side in sides) + " |")
     if args.json:
         from gpal.files import write_json_atomic
 
@@ -268,11 +358,12 @@ def main(argv: list[str] | None = None) -> int:
             "workflow": "lab/studies/paper001_authors.yaml",
             "commit": commit,
             "authors_code": {"repository": "github.com/cvillacampa/GPInputNoise", "commit": COMMIT},
-            "settings": {"dataset": "waveform (the authors' X.txt, 1000 rows)", "injected_noise": LEVEL,
+            "settings": {"dataset": "waveform (the authors' X.txt, 1000 rows)", "injected_noise": level,
                          "splits": args.splits, "methods": methods, "sides": sides, "epochs": 1000, "batch_size": 50,
                          "learning_rate": 0.001, "gpal_workflow": WORKFLOW},
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": list(os.getloadavg())},
             "units": units,
+            **({"not_run": not_run} if not_run else {}),
         })
         print(f"recorded {args.json}")
     return 0

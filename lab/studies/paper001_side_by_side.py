@@ -20,7 +20,7 @@ command again::
     PYTHONPATH=$PWD/lab/studies python lab/studies/paper001_side_by_side.py \\
         --record lab/pages/records/papers/tables/paper001_side_by_side.json \\
         --workflow-records lab/studies/records/papers/paper001_uci_waveform_authors_q.json ... \\
-        --authors-records lab/studies/records/papers/paper001_authors_*.json
+        --authors-records lab/studies/records/papers/paper001_authors_waveform.json ...
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def test_the_split_is_standardised_on_its_training_rows_then_noised(study, tmp_p
     data.mkdir(parents=True)
     np.savetxt(data / "X.txt", X)
     np.savetxt(data / "Y.txt", Y)
-    X_train, y_train, X_test, y_test, n_rows = study.noisy_split(tmp_path, 2)
+    X_train, y_train, X_test, y_test, n_rows = study.noisy_split(tmp_path, 2, 0.25)
 
     draws = np.random.RandomState(0)
     splits = [draws.permutation(40) for _ in range(100)]

@@ -196,3 +196,25 @@ def test_a_changed_study_record_changes_paper_004s_numbers_page(tmp_path, monkey
     assert "9.876 ± " in after and after.replace("9.876", f"{0.835:.3f}") == before
     page = papers_page.render_pages(papers_page.RECORDS / "papers")["papers/004_numbers.md"]
     assert after in page and "<!-- end paper_runs table augmented_methods -->" in page
+
+
+def test_the_authors_code_pairs_are_paired_t_intervals_over_the_splits_both_sides_ran():
+    """Checked against scipy's paired t test: its statistic and the t quantile give the same interval; a split one
+    side lacks is left out of the pair, and a pair with fewer than two splits gets no row."""
+    from scipy import stats
+
+    nll = {("MGP", "authors"): [0.56, 0.87, 1.03], ("MGP", "gpal"): [0.46, 0.70, 0.84],
+           ("NIMGP-FO", "authors"): [0.54, 0.84], ("NIMGP-FO", "gpal"): [0.46, 0.70, 0.85]}
+    record = {"settings": {"splits": 3, "methods": ["MGP", "NIMGP-FO"]},
+              "units": [{"method": m, "side": side, "split": s, "nll": v}
+                        for (m, side), values in nll.items() for s, v in enumerate(values)]}
+    rows = {what: (n, cell) for what, n, cell in paper_runs_tables._authors_code_001_paired(record)}
+    a, g = np.array(nll["MGP", "authors"]), np.array(nll["MGP", "gpal"])
+    test = stats.ttest_rel(g, a)
+    se = (g - a).mean() / test.statistic
+    half = stats.t.ppf(0.975, 2) * se
+    expected = "{:+.3f} [{:+.3f}, {:+.3f}]".format((g - a).mean(), (g - a).mean() - half, (g - a).mean() + half)
+    assert rows["MGP: gpal − authors' code"] == ("3", expected.replace("-", "−"))
+    assert rows["NIMGP-FO: gpal − authors' code"][0] == "2"  # split 2 has no authors' NIMGP-FO
+    assert rows["authors' code: NIMGP-FO − MGP"][0] == "2" and rows["gpal: NIMGP-FO − MGP"][0] == "3"
+    assert not any("NIMGP −" in what or "− NIMGP" in what for what in rows)  # NIMGP was not run
