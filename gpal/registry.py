@@ -251,6 +251,7 @@ KERNELS = Registry("kernel", {
     "se_iso_plus_fixed_white_spread": "gpal.models.kernels:se_iso_plus_fixed_white_spread",
     "se_ard_plus_noise": "gpal.models.kernels:se_ard_plus_noise",
     "se_ard_plus_noise_median": "gpal.models.kernels:se_ard_plus_noise_median",
+    "se_ard_plus_noise_median_log": "gpal.models.kernels:se_ard_plus_noise_median_log",
     "matern52_plus_se": "gpal.models.kernels:matern52_plus_se",
 })
 

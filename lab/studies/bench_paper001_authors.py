@@ -37,8 +37,8 @@ Each unit keeps where its fit's test NLL was every 100 epochs (the authors' from
 each epoch; gpal's from its state at those epochs) and where its kernel ended. ``--sides`` adds "gpal unscaled":
 the workflow's parameters with ``standardize=False``, gpal on the noisy inputs as the authors' scripts scale them,
 to isolate the estimator's second standardisation; and "gpal log", "gpal log2": the kernel's parameters stepped by
-Adam as logarithms, the length scales as log l or, as the authors', log l^2 (`in_logarithms`), to isolate how the
-parameters Adam steps move the fit over the paper's epochs.
+Adam as logarithms, the length scales as log l (`in_logarithms`) or, as the authors', log l^2 (gpal's kernel
+``se_ard_plus_noise_median_log``), to isolate how the parameters Adam steps move the fit over the paper's epochs.
 """
 
 from __future__ import annotations
@@ -73,8 +73,9 @@ METHODS = {"MGP": ("gp_input_noise.mgpc", "MGPC"), "NIMGP": ("gp_input_noise.nim
 #: by an absolute amount: the variances as log sigma^2 both, the length scales as log l ("gpal log") or as the
 #: authors' log l^2 (rbf_ard.py 19-21, 37-38, 44; "gpal log2", half the relative step of "gpal log").
 SIDES = ("authors", "gpal", "gpal unscaled", "gpal log", "gpal log2")
-#: Each logarithmic side's power p of the length scale: Adam steps log l^p.
-LOG_POWER = {"gpal log": 1, "gpal log2": 2}
+#: Each logarithmic side's kernel: "gpal log" steps log l (`in_logarithms` of the workflow's kernel), "gpal log2"
+#: is gpal's kernel option for the authors' parameterisation.
+LOG_KERNEL = {"gpal log": None, "gpal log2": "se_ard_plus_noise_median_log"}
 #: The injected input-noise variances of generate_data.py (its noise01, noise25, noise5, drawn in this order).
 LEVELS = (0.1, 0.25, 0.5)
 WORKFLOW = "papers/001_uci_input_noise"
@@ -187,26 +188,26 @@ def gpal_kernel(clf) -> dict[str, list[float]]:
             "mean_lengthscale": [float(np.mean(k.lengthscales.numpy() * scale)) for k in se]}
 
 
-def in_logarithms(kernel, power: int):
+def in_logarithms(kernel):
     """``kernel`` (the workflow's SE-ARD plus noise term) with its variances Adam-stepped as log sigma^2 and its
-    length scales as log l^``power``, as the authors' RBF_ARD steps them for power 2."""
+    length scales as log l: twice the relative step of the authors' log l^2."""
     import gpflow
     import tensorflow_probability as tfp
 
     bijectors = tfp.bijectors
     se, white = kernel.kernels
     se.lengthscales = gpflow.Parameter(se.lengthscales.numpy(), transform=bijectors.Chain(
-        [bijectors.Exp(), bijectors.Scale(np.float64(1.0 / power))]))
+        [bijectors.Exp(), bijectors.Scale(np.float64(1.0))]))
     se.variance = gpflow.Parameter(se.variance.numpy(), transform=bijectors.Exp())
     white.variance = gpflow.Parameter(white.variance.numpy(), transform=bijectors.Exp())
     return kernel
 
 
 def fit_gpal(folder: Path, method: str, fold: int, level: float, rescale: bool = True,
-             log_power: int | None = None, every: int = 100) -> dict[str, Any]:
+             log_side: str | None = None, every: int = 100) -> dict[str, Any]:
     """gpal's fit of ``method``, with its test error and NLL every ``every`` epochs on the way (the fitted state
-    read at those epochs, as the authors' fit writes its own after each epoch); ``log_power``: the kernel as
-    `in_logarithms` makes it."""
+    read at those epochs, as the authors' fit writes its own after each epoch); ``log_side``: a side of
+    `LOG_KERNEL`, the kernel stepped in logarithms."""
     import gpal.estimators.noisy_gp as noisy_gp
     import gpal.models.svgp as svgp
     from gpal import NoisyGPClassifier
@@ -214,6 +215,8 @@ def fit_gpal(folder: Path, method: str, fold: int, level: float, rescale: bool =
 
     X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold, level)
     params = {**gpal_params(method, len(y_train), n_rows), **({} if rescale else {"standardize": False})}
+    if LOG_KERNEL.get(log_side):
+        params["kernel"] = LOG_KERNEL[log_side]
     clf = NoisyGPClassifier(**params, random_state=fold)
     plans, path = [], {"epoch": [], "error": [], "nll": []}
     plan_fit = noisy_gp.plan_fit
@@ -233,8 +236,8 @@ def fit_gpal(folder: Path, method: str, fold: int, level: float, rescale: bool =
 
     make_kernel = svgp.make_kernel
     noisy_gp.plan_fit = keep_plan
-    if log_power is not None:
-        svgp.make_kernel = lambda *args: in_logarithms(make_kernel(*args), log_power)
+    if log_side is not None and LOG_KERNEL[log_side] is None:
+        svgp.make_kernel = lambda *args: in_logarithms(make_kernel(*args))
     start, cpu = time.perf_counter(), time.process_time()
     try:
         clf.fit(X_train, y_train, callback=score)
@@ -330,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
                 def make(side=side, method=method, fold=fold):
                     fit = (authors_subprocess(folder, method, fold, level, units_dir) if side == "authors"
                            else fit_gpal(folder, method, fold, level, rescale=side != "gpal unscaled",
-                                         log_power=LOG_POWER.get(side)))
+                                         log_side=side if side in LOG_KERNEL else None))
                     return {"dataset": "waveform", "level": level, "split": fold, "method": method, "side": side, **fit}
 
                 name = unit_name(side, method, level, fold)

@@ -121,3 +121,34 @@ def test_the_data_spread_start_refuses_rows_without_spread():
         make_kernel("se_iso_spread", 2, np.ones((10, 2)))
     with pytest.raises(ValueError, match="unknown kernel .se_iso_spred.; choose one of .*se_iso_spread"):
         make_kernel("se_iso_spred", 2, np.ones((10, 2)))
+
+
+def test_the_authors_parameterisation_keeps_log_squared_length_scales_and_log_variances():
+    """What Adam moves in `se_ard_plus_noise_median_log` is log l^2, log sigma^2 and log sigma_0^2 (the authors'
+    RBF_ARD variables), from the same start as `se_ard_plus_noise_median`."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 3)) * [1.0, 4.0, 0.5]
+    model = build_model(X, np.arange(50) % 3, num_classes=3, likelihood="robustmax", num_inducing=5,
+                        kernel="se_ard_plus_noise_median_log")
+    reference = make_kernel("se_ard_plus_noise_median", 3, X)
+    for kernel in model.gp.kernels:
+        se, white = kernel.kernels
+        np.testing.assert_allclose(se.lengthscales.numpy(), reference.kernels[0].lengthscales.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(se.lengthscales.unconstrained_variable.numpy(),
+                                   np.log(_pairwise_median(X)), rtol=1e-10)
+        np.testing.assert_allclose(se.variance.unconstrained_variable.numpy(), 1.0, rtol=1e-12)
+        np.testing.assert_allclose(white.variance.unconstrained_variable.numpy(), -20.0, rtol=1e-10)
+
+
+def test_an_adam_step_moves_the_authors_length_scales_by_a_share_and_gpflows_by_an_amount():
+    """Adam's first step moves each variable by its learning rate against the gradient's sign: log l^2 by 0.1 is
+    the length scale times exp(-0.05) whatever its size; the softplus moves a long length scale by about 0.1."""
+    import tensorflow as tf
+
+    X = np.random.default_rng(4).normal(size=(40, 2)) * 30.0  # long length scales
+    for name, expected in (("se_ard_plus_noise_median_log", lambda l: l * np.exp(-0.05)),
+                           ("se_ard_plus_noise_median", lambda l: l - 0.1)):
+        se = make_kernel(name, 2, X).kernels[0]
+        before = se.lengthscales.numpy()
+        tf.optimizers.Adam(0.1).minimize(lambda: tf.reduce_sum(se.lengthscales), se.trainable_variables)
+        np.testing.assert_allclose(se.lengthscales.numpy(), expected(before), rtol=1e-4)
