@@ -44,7 +44,8 @@ units and belongs to the claim, declared before the run it judges.  A ``record``
 (``results/<name>``) or a table a study keeps for this page (``tables/<name>``, in records/papers/tables/); only a
 ``values`` check needs the paper's column and repeats there.  A claim found "contradicted" says why, in
 ``against``: ``kind: paper`` (the claim does not hold with gpal running the authors' method), ``gpal`` (gpal runs
-something else: ``why`` names the difference) or ``setting`` (the data or budget differ: ``why`` names how); where
+something else: ``why`` names the difference), ``setting`` (the data or budget differ: ``why`` names how) or
+``reading`` (the paper's words admit a reading the measurement does not contradict: ``why`` names both); where
 no run with the authors' choice has shown it yet, ``why`` says so and names the run that would, with its cost.
 A contradicted claim without it, or ``against`` on a claim not contradicted, is refused.  A claim's verdict is computed
 from its checks (`labkit.claim_rules.RULE`); a field, record, table or
@@ -84,7 +85,8 @@ _KINDS = {"order": {"workflow", "record", "table", "repeats", "metric", "setting
 _CLAIM_KEYS = {"claim", "checks", "verdict", "evidence", "differences", "not_comparable", "against"}
 #: The kinds of "contradicted" (``against.kind``), as the claims table words them.
 AGAINST_KINDS = {"paper": "the paper's claim does not hold with gpal running the authors' method",
-                 "gpal": "gpal differs", "setting": "the setting differs"}
+                 "gpal": "gpal differs", "setting": "the setting differs",
+                 "reading": "the claim as read here"}
 _AGAINST = {"contradicted", "apart", "differs"}
 _FOR = {"reproduced", "alike"}
 #: The order counts are shown in: for the claim, against it, neither.

@@ -184,6 +184,8 @@ def test_bad_declarations_name_the_file_and_claim(tmp_path):
             r"claims\[0\]\.against must be \{kind: one of",
         "paper: P\nclaims:\n  - {claim: x, verdict: contradicted, evidence: e, against: {kind: gpal}}\n":
             r"claims\[0\]\.against must be",
+        "paper: P\nclaims:\n  - {claim: x, verdict: contradicted, evidence: e, against: {kind: reading}}\n":
+            r"claims\[0\]\.against must be \{kind: one of \['gpal', 'paper', 'reading', 'setting'\], why",
     }
     for text, message in cases.items():
         path.write_text(text)
@@ -321,3 +323,10 @@ def test_a_contradicted_claim_says_which_kind_and_only_it_may():
     with pytest.raises(ValueError, match=r"claims\[0\] \('A beats B'\) is reproduced: 'against' belongs to a "
                                          r"contradicted claim only"):
         claim_rows({"claims": [_claim(["a"], against=against)]}, RESULTS, "009.yaml")
+
+
+def test_a_claim_contradicted_only_as_read_here_says_the_reading_and_needs_it():
+    against = {"kind": "reading", "why": "read at the last checkpoint"}
+    (row,) = claim_rows({"claims": [_claim(["b"], against=against)]}, RESULTS, "009.yaml")
+    from paper_claims import claims_markdown
+    assert "**contradicted**: the claim as read here — read at the last checkpoint |" in claims_markdown([row])
