@@ -47,7 +47,7 @@ units and belongs to the claim, declared before the run it judges.  A ``record``
 something else: ``why`` names the difference), ``setting`` (the data or budget differ: ``why`` names how) or
 ``reading`` (the paper's words admit a reading the measurement does not contradict: ``why`` names both); where
 no run with the authors' choice has shown it yet, ``why`` says so and names the run that would, with its cost.
-A contradicted claim without it, or ``against`` on a claim not contradicted, is refused.  A claim's verdict is computed
+A contradicted or differing claim without it, or ``against`` on any other, is refused.  A claim's verdict is computed
 from its checks (`labkit.claim_rules.RULE`); a field, record, table or
 setting that does not exist, or a record with fewer than two repeats, is refused with the file
 and the field named.
@@ -88,6 +88,8 @@ AGAINST_KINDS = {"paper": "the paper's claim does not hold with gpal running the
                  "gpal": "gpal differs", "setting": "the setting differs",
                  "reading": "the claim as read here"}
 _AGAINST = {"contradicted", "apart", "differs"}
+#: The claim verdicts that say which kind of difference from the paper they are (``against``).
+_SAYS_WHY = ("contradicted", "differs")
 _FOR = {"reproduced", "alike"}
 #: The order counts are shown in: for the claim, against it, neither.
 _SHOWN = ("reproduced", "alike", "contradicted", "apart", "differs", "not resolved", "no margin", "not run")
@@ -498,10 +500,11 @@ def claim_rows(declared: Mapping[str, Any], results: Mapping[str, Mapping[str, A
     for i, claim in enumerate(declared["claims"]):
         where = f"{source}: claims[{i}]"
         verdict, evidence, to_decide = _judged(claim, results, where, known, others, costs)
-        if (verdict == "contradicted") != ("against" in claim):
+        if (verdict in _SAYS_WHY) != ("against" in claim):
             raise ValueError(f"{where} ({claim['claim'][:50]!r}) is {verdict}: "
-                             + ("say which kind in 'against' ({kind: paper | gpal | setting, why: ...})"
-                                if verdict == "contradicted" else "'against' belongs to a contradicted claim only"))
+                             + ("say which kind in 'against' ({kind: paper | gpal | setting | reading, why: ...})"
+                                if verdict in _SAYS_WHY else "'against' belongs to a contradicted or differing claim "
+                                                             "only"))
         out.append({"claim": claim["claim"], "verdict": verdict, "against": claim.get("against"),
                     "judgement": "verdict" in claim or "not_comparable" in claim,
                     "differences": claim.get("differences") or "–", "evidence": evidence, "to_decide": to_decide})

@@ -60,7 +60,7 @@ MAX_LINES = 60
 RULE_IN_ONE = ("A claim is **reproduced** when every number or ordering it rests on is, by gpal's t intervals over "
                "the repeats run (a value within a declared margin of the paper's, an ordering on the paper's side), "
                "**differs** or **contradicted** when one is resolved against it, and **not resolved at this budget** "
-               "otherwise; a contradicted claim says whether the paper's claim does not hold with gpal running "
+               "otherwise; a claim that differs or is contradicted says whether the paper's claim does not hold with gpal running "
                "the authors' method, gpal differs, the setting differs, or only the claim as read here does not "
                "hold, each named; *(judgement)* marks a verdict given by hand with its evidence beside it, and each "
                "paper's numbers page states the rule in full and prices the runs that would decide an open claim.")

@@ -213,13 +213,14 @@ def test_the_page_opens_each_paper_with_its_claims_and_its_numbers_page_with_the
     declared = {"paper": "P (paper 9)", "settings": [_settings()],
                 "claims": [{"claim": "A beats B on a", "checks": [{"workflow": "wf", "metric": "nll", "settings": ["a"],
                                                                    "better": ["A"], "worse": ["B"]}]},
-                           {"claim": "y", "verdict": "differs", "evidence": "by hand", "differences": "other data"}]}
+                           {"claim": "y", "verdict": "differs", "evidence": "by hand", "differences": "other data",
+                            "against": {"kind": "setting", "why": "other data"}}]}
     (records / "claims" / "009.yaml").write_text(yaml.safe_dump(declared))
     pages = render_pages(records)
     page = pages["papers.md"]
     assert page.index("## P (paper 9)") < page.index("## An earlier paper")  # declared papers first
     assert "| A beats B on a | **reproduced** | – | workflow `toy_1d`: NLL (a), 1 comparison: 1 reproduced |" in page
-    assert "| y | **differs** (judgement) | other data | by hand |" in page
+    assert "| y | **differs** (judgement): the setting differs — other data | other data | by hand |" in page
     assert "Claims (2) by verdict (by judgement): reproduced 1 (0), differs 1 (1)." in page  # the tally
     budget = "| `wf` | g | g | 20 (paper: 100) | g | g | g | g | g (paper: not stated) |"  # M from the record
     assert budget in pages["papers/009_numbers.md"] and budget not in page  # the page keeps only the claims
@@ -321,7 +322,7 @@ def test_a_contradicted_claim_says_which_kind_and_only_it_may():
     with pytest.raises(ValueError, match=r"009\.yaml: claims\[0\] \('A beats B'\) is contradicted: say which kind"):
         claim_rows({"claims": [_claim(["b"])]}, RESULTS, "009.yaml")
     with pytest.raises(ValueError, match=r"claims\[0\] \('A beats B'\) is reproduced: 'against' belongs to a "
-                                         r"contradicted claim only"):
+                                         r"contradicted or differing claim only"):
         claim_rows({"claims": [_claim(["a"], against=against)]}, RESULTS, "009.yaml")
 
 
