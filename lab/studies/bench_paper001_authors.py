@@ -310,18 +310,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: GPInputNoise is not at {folder}. It is paper 001's authors' code, fetched once by hand "
               f"(git-ignored, never shipped):\n    {FETCH}")
         return 0
-    methods = [m for m in args.methods.split(",") if m]
-    unknown = sorted(set(methods) - set(METHODS))
-    if unknown:
-        parser.error(f"--methods: unknown {unknown}; expected some of {list(METHODS)}")
+    from shared import chosen, code_commit
+
+    methods = chosen(parser, "--methods", args.methods, METHODS)
     if args.json and args.first_split:
         parser.error("--json records splits 0 .. N-1: leave out --first-split (the splits another process ran are "
                      "read from their units)")
-    sides = [s for s in args.sides.split(",") if s]
-    if set(sides) - set(SIDES):
-        parser.error(f"--sides: unknown {sorted(set(sides) - set(SIDES))}; expected some of {list(SIDES)}")
-    from shared import code_commit
-
+    sides = chosen(parser, "--sides", args.sides, SIDES)
     commit = code_commit()  # at the start: the code that ran
     units_dir = Path(args.units)
     units_dir.mkdir(parents=True, exist_ok=True)

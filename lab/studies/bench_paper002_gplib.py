@@ -70,7 +70,7 @@ from typing import Any
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import ROOT, authors_code, code_commit, make_problem, paired_t, record_from_kept
+from shared import ROOT, authors_code, chosen, code_commit, make_problem, paired_t, record_from_kept
 
 GPLIB_COMMIT = "37560b2"
 GPLIB_FETCH = ("git clone https://github.com/izmailovpavel/gplib lab/authors/gplib && "
@@ -388,10 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from gpal.models.svgp import kmeans_inducing
 
-    methods = [m for m in args.methods.split(",") if m]
-    unknown = sorted(set(methods) - set(METHODS))
-    if unknown:
-        parser.error(f"--methods: unknown {unknown}; expected some of {list(METHODS)}")
+    methods = chosen(parser, "--methods", args.methods, METHODS)
     sides = [s for s in args.sides.split(",") if s]
     if "gplib" not in sides or set(sides) - set(SIDES):
         parser.error(f"--sides: gplib, alone or with some of {list(SIDES[1:])}; got {sides}")

@@ -84,6 +84,15 @@ def _printed_line(line: str) -> Any:
     return line
 
 
+def chosen(parser: argparse.ArgumentParser, flag: str, text: str, allowed: Sequence[str]) -> list[str]:
+    """The comma-separated names of ``flag``, each one of ``allowed`` (else the parser's usage error naming them)."""
+    names = [name for name in text.split(",") if name]
+    unknown = sorted(set(names) - set(allowed))
+    if unknown:
+        parser.error(f"{flag}: unknown {unknown}; expected some of {list(allowed)}")
+    return names
+
+
 def code_commit() -> str:
     """`gpal.identity.source_commit`, but with ``+dirty`` only for changes outside the records (the studies' own and
     the pages'): running a study rewrites its records (and a second command reads the first's), which changes no

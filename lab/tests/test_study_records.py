@@ -298,3 +298,15 @@ def test_augmented_gap_pairs_a_kernel_step_probe_with_the_runs_splits(tmp_path):
     (run / "units" / "ls-cavi" / "split_0001.json").write_text(json.dumps(moved))
     with pytest.raises(ValueError, match="split_0001: the test labels of ls-cavi-steps5 and of ls-cavi"):
         script.paired_probe(probe, run, "ls-cavi-steps5", ("ls-cavi",))
+
+
+def test_a_study_refuses_a_name_it_does_not_know_naming_the_flag_and_the_choices(capsys):
+    import argparse
+
+    from shared import chosen
+
+    parser = argparse.ArgumentParser(prog="study")
+    assert chosen(parser, "--methods", "MGP,,NIMGP", ("MGP", "NIMGP")) == ["MGP", "NIMGP"]
+    with pytest.raises(SystemExit):
+        chosen(parser, "--methods", "MGP,NIMG", ("MGP", "NIMGP"))
+    assert "--methods: unknown ['NIMG']; expected some of ['MGP', 'NIMGP']" in capsys.readouterr().err
