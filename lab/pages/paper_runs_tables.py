@@ -847,7 +847,7 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_log.json"),
         ("split", "fit", "signal variance, per class", "mean length scale, per class"), ("---:", "---", "---", "---"),
         _authors_code_kernel),
-    **_all_authors_tables("050", "paper001_uci_waveform_authors_050_6"),
+    **_all_authors_tables("050", "paper001_uci_waveform_authors_050_16"),
     **_all_authors_tables("wine", "paper001_uci_wine_authors"),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
