@@ -38,7 +38,7 @@ writes after each epoch; the probe record's gpal units hold gpal's too, read at 
 internals, which the study no longer reaches into). ``--sides`` adds "gpal unscaled":
 the workflow's parameters with ``standardize=False``, gpal on the noisy inputs as the authors' scripts scale them,
 to isolate the estimator's second standardisation; and "gpal log", "gpal log2": the kernel's parameters stepped by
-Adam as logarithms, the length scales as log l (`in_logarithms`) or, as the authors', log l^2 (gpal's kernel
+Adam as logarithms, the length scales as log l or, as the authors', log l^2 (gpal's kernel
 ``se_ard_plus_noise_median_log``), to isolate how the parameters Adam steps move the fit over the paper's epochs.
 """
 
@@ -74,10 +74,10 @@ METHODS = {"MGP": ("gp_input_noise.mgpc", "MGPC"), "NIMGP": ("gp_input_noise.nim
 #: by an absolute amount: the variances as log sigma^2 both, the length scales as log l ("gpal log") or as the
 #: authors' log l^2 (rbf_ard.py 19-21, 37-38, 44; "gpal log2", half the relative step of "gpal log").
 SIDES = ("authors", "gpal", "gpal unscaled", "gpal log", "gpal log2")
-#: Each logarithmic side's kernel: "gpal log" steps log l (`in_logarithms` of the workflow's kernel), "gpal log2"
-#: is gpal's kernel option for the authors' parameterisation.
+#: Each logarithmic side's kernel: "gpal log2" is gpal's kernel option for the authors' parameterisation, "gpal log"
+#: the same with the length scales stepped as log l (`_register_log_l_kernel`).
 LOG_KERNEL = {"gpal log": None, "gpal log2": "se_ard_plus_noise_median_log"}
-#: The name the "gpal log" side registers the workflow's kernel under, stepped as log l.
+#: The name the "gpal log" side registers its kernel under.
 LOG_L_KERNEL = "paper001-authors-study:log-l"
 #: The injected input-noise variances of generate_data.py (its noise01, noise25, noise5, drawn in this order).
 LEVELS = (0.1, 0.25, 0.5)
@@ -191,29 +191,21 @@ def gpal_kernel(clf) -> dict[str, list[float]]:
             "mean_lengthscale": [float(np.mean(k.lengthscales.numpy() * scale)) for k in se]}
 
 
-def in_logarithms(kernel):
-    """``kernel`` (the workflow's SE-ARD plus noise term) with its variances Adam-stepped as log sigma^2 and its
-    length scales as log l: twice the relative step of the authors' log l^2."""
+def _register_log_l_kernel() -> str:
+    """gpal's ``se_ard_plus_noise_median_log`` (the authors' log l^2, log sigma^2) with its length scales stepped as
+    log l instead, twice the authors' relative step: registered under a name of the study's through gpal's public
+    kernel registry, so that the estimator builds it from its own scaled rows."""
     import gpflow
     import tensorflow_probability as tfp
 
-    bijectors = tfp.bijectors
-    se, white = kernel.kernels
-    se.lengthscales = gpflow.Parameter(se.lengthscales.numpy(), transform=bijectors.Chain(
-        [bijectors.Exp(), bijectors.Scale(np.float64(1.0))]))
-    se.variance = gpflow.Parameter(se.variance.numpy(), transform=bijectors.Exp())
-    white.variance = gpflow.Parameter(white.variance.numpy(), transform=bijectors.Exp())
-    return kernel
-
-
-def _register_log_l_kernel(kernel: str) -> str:
-    """The workflow's ``kernel`` with its length scales stepped as log l (`in_logarithms`), registered under a name
-    of the study's through gpal's public kernel registry, so that the estimator builds it from its own scaled rows."""
     from gpal.models.kernels import make_kernel
     from gpal.registry import KERNELS
 
     def factory(X, seed: int = 0):
-        return in_logarithms(make_kernel(kernel, X.shape[1], X, seed))
+        kernel = make_kernel(LOG_KERNEL["gpal log2"], X.shape[1], X, seed)
+        se = kernel.kernels[0]
+        se.lengthscales = gpflow.Parameter(se.lengthscales.numpy(), transform=tfp.bijectors.Exp())
+        return kernel
 
     factory.from_rows = True
     KERNELS.register(LOG_L_KERNEL, factory, replace=True)
@@ -231,7 +223,7 @@ def fit_gpal(folder: Path, method: str, fold: int, level: float, rescale: bool =
     X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold, level)
     params = {**gpal_params(method, len(y_train), n_rows), **({} if rescale else {"standardize": False})}
     if log_side is not None:
-        params["kernel"] = LOG_KERNEL[log_side] or _register_log_l_kernel(params["kernel"])
+        params["kernel"] = LOG_KERNEL[log_side] or _register_log_l_kernel()
     clf = NoisyGPClassifier(**params, random_state=fold)
     start, cpu = time.perf_counter(), time.process_time()
     clf.fit(X_train, y_train)
