@@ -112,6 +112,14 @@ def test_robustmax_options_reach_the_likelihood(data):
     assert learned.model_.likelihood.epsilon.trainable
 
 
+def test_robustmax_flip_spread_reaches_the_likelihood(data):
+    X, y = data
+    clf = NoisyGPClassifier(likelihood="robustmax", likelihood_options={"flip_spread": "all"}, **FAST).fit(X, y)
+    assert clf.model_.likelihood.flip_spread == "all"
+    # a confident prediction's floor is epsilon / C, not epsilon / (C - 1)
+    assert clf.predict_proba(X).min() >= 1e-3 / 3 - 1e-12
+
+
 def test_likelihood_options_reach_the_likelihood(data):
     X, y = data
     clf = NoisyGPClassifier(likelihood="probit", likelihood_options={"delta": 0.02, "learn_delta": False}, **FAST).fit(X, y)

@@ -125,7 +125,8 @@ def test_the_data_spread_start_refuses_rows_without_spread():
 
 def test_the_authors_parameterisation_keeps_log_squared_length_scales_and_log_variances():
     """What Adam moves in `se_ard_plus_noise_median_log` is log l^2, log sigma^2 and log sigma_0^2 (the authors'
-    RBF_ARD variables), from the same start as `se_ard_plus_noise_median`."""
+    RBF_ARD variables), from the same start as `se_ard_plus_noise_median`; the noise term's variance is their jitter
+    1e-3 plus sigma_0^2, in K_ZZ and in the marginal variances alike."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(50, 3)) * [1.0, 4.0, 0.5]
     model = build_model(X, np.arange(50) % 3, num_classes=3, likelihood="robustmax", num_inducing=5,
@@ -137,7 +138,18 @@ def test_the_authors_parameterisation_keeps_log_squared_length_scales_and_log_va
         np.testing.assert_allclose(se.lengthscales.unconstrained_variable.numpy(),
                                    np.log(_pairwise_median(X)), rtol=1e-10)
         np.testing.assert_allclose(se.variance.unconstrained_variable.numpy(), 1.0, rtol=1e-12)
-        np.testing.assert_allclose(white.variance.unconstrained_variable.numpy(), -20.0, rtol=1e-10)
+        # log(exp(-20)) back from 1e-3 + exp(-20): float64 keeps exp(-20) beside 1e-3 to about 1e-7 of itself
+        np.testing.assert_allclose(white.variance.unconstrained_variable.numpy(), -20.0, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(white.variance.numpy(), 1e-3 + np.exp(-20.0), rtol=1e-12)
+    Z = model.gp.Z.numpy()[0]
+    kernel = model.gp.kernels[0]
+    se = kernel.kernels[0]
+    np.testing.assert_allclose(kernel(Z).numpy(), se(Z).numpy() + (1e-3 + np.exp(-20.0)) * np.eye(len(Z)), rtol=1e-12)
+    np.testing.assert_allclose(kernel.K_diag(X).numpy(), se.variance.numpy() + 1e-3 + np.exp(-20.0), rtol=1e-12)
+    # stepped far down, sigma_0^2 leaves the jitter under it
+    white = kernel.kernels[1]
+    white.variance.unconstrained_variable.assign(-200.0)
+    assert float(white.variance.numpy()) == 1e-3
 
 
 def test_an_adam_step_moves_the_authors_length_scales_by_a_share_and_gpflows_by_an_amount():

@@ -18,12 +18,16 @@ def _marginals(n=6, seed=0):
     return Fmu, Fvar, Y
 
 
-def _monte_carlo(Fmu, Fvar, eps, n_draws=200_000, seed=1):
-    """Per point: mean of log p(y|f) over f ~ q, and of p(y=c|f) for every c, with their std errors."""
+def _monte_carlo(Fmu, Fvar, eps, n_draws=200_000, seed=1, spread="others"):
+    """Per point: draws of p(y=c|f) and log p(y=c|f) over f ~ q, for every c.  ``spread="all"``: the rule as paper
+    001's authors code their MGP (mgpc.py 164, 174), 1 - eps on the arg-max plus eps / C on every class."""
     rng = np.random.default_rng(seed)
     f = Fmu[None] + np.sqrt(Fvar)[None] * rng.standard_normal((n_draws, *Fmu.shape))
     is_max = np.eye(C)[f.argmax(-1)]  # (S, n, C): 1 where c is the argmax
-    probs = (1 - eps) * is_max + eps / (C - 1) * (1 - is_max)
+    if spread == "all":
+        probs = (1 - eps) * is_max + eps / C
+    else:
+        probs = (1 - eps) * is_max + eps / (C - 1) * (1 - is_max)
     return probs, np.log(probs)
 
 
@@ -125,3 +129,39 @@ def test_unknown_likelihood_name():
 def test_a_likelihood_registers_under_its_declared_name():
     assert RobustMax.name == "robustmax" == RobustMax(2).name
     assert likelihood_from_config.__globals__["LIKELIHOODS"]["robustmax"] is RobustMax
+
+
+def test_flip_spread_over_all_classes_is_the_authors_rule():
+    """``flip_spread="all"`` against Monte Carlo of paper 001's authors' MGP rule, written out independently: the
+    ELBO term and the predictive probabilities, and the floor log(eps / C) of a row that is certainly mislabelled."""
+    Fmu, Fvar, Y = _marginals(seed=11)
+    eps = 0.05
+    lik = RobustMax(C, epsilon=eps, flip_spread="all")
+    args = tf.constant(Fmu), tf.constant(Fvar)
+    probs, logp = _monte_carlo(Fmu, Fvar, eps, spread="all")
+    per_draw = logp[:, np.arange(len(Y)), Y]
+    got = lik.variational_expectations(*args, tf.constant(Y)).numpy()
+    np.testing.assert_array_less(np.abs(got - per_draw.mean(0)), 5 * per_draw.std(0) / np.sqrt(len(per_draw)) + 1e-4)
+    p = lik.predict_proba(*args).numpy()
+    np.testing.assert_array_less(np.abs(p - probs.mean(0)), 5 * probs.std(0) / np.sqrt(len(probs)) + 1e-4)
+    np.testing.assert_allclose(p.sum(1), 1.0, atol=1e-12)
+    certain = tf.constant([[30.0, -30.0, 0.0, 0.0]], tf.float64), tf.constant([[1e-14] * C], tf.float64)
+    np.testing.assert_allclose(lik.variational_expectations(*certain, tf.constant([1])).numpy(), np.log(eps / C),
+                               rtol=1e-6)
+    np.testing.assert_allclose(lik.variational_expectations(*certain, tf.constant([0])).numpy(),
+                               np.log(1 - eps + eps / C), rtol=1e-6)
+    # the default spread differs from it: the same rows are not scored alike
+    others = RobustMax(C, epsilon=eps).variational_expectations(*args, tf.constant(Y)).numpy()
+    assert np.abs(others - got).max() > 1e-3
+
+
+def test_flip_spread_is_kept_by_the_config_and_checked():
+    lik = RobustMax(C, epsilon=1e-3, flip_spread="all")
+    again = likelihood_from_config(lik.get_config())
+    assert again.flip_spread == "all"
+    assert float(again.flip()) == pytest.approx(1e-3 * (C - 1) / C)
+    assert make_likelihood(RobustMax(flip_spread="all"), C).flip_spread == "all"
+    with pytest.raises(ValueError, match="flip_spread.*one of \\['others', 'all'\\]"):
+        RobustMax(C, flip_spread="winner")
+    with pytest.raises(ValueError, match="flip_spread"):
+        make_likelihood("robustmax", C, flip_spread="every")

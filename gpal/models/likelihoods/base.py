@@ -30,7 +30,7 @@ from check_shapes import check_shapes, inherit_check_shapes
 __all__ = ["Likelihood", "MonteCarloLikelihood", "RobustMax", "make_likelihood", "likelihood_from_config", "LIKELIHOODS",
            "register_likelihood", "saved_config", "unregister_likelihood"]
 
-from gpal.constraints import Boolean, Constraint, Integer, Real
+from gpal.constraints import Boolean, Constraint, Integer, OneOf, Real
 from gpal.registry import LIKELIHOODS
 from gpal.models.quadrature import (
     argmax_probabilities,
@@ -272,10 +272,19 @@ class MonteCarloLikelihood(Likelihood):
         return tf.cast(tf.transpose(p, [1, 2, 0]), Fmu.dtype)
 
 
+#: How robust-max spreads its flip probability epsilon, the default first: over the C - 1 classes that are not the
+#: arg-max (papers 000 and 001), or over all C (paper 001's authors' MGP code).
+FLIP_SPREADS = ("others", "all")
+
+
 class RobustMax(Likelihood):
     """Arg-max labelling rule with label-flip probability epsilon (paper eq. 2).
 
-    p(y | f) = 1 - epsilon if y = argmax_c f_c, else epsilon / (C - 1).  Both the
+    p(y | f) = 1 - epsilon if y = argmax_c f_c, else epsilon / (C - 1).  ``flip_spread="all"`` spreads epsilon
+    over all C classes instead, the winner's included: 1 - epsilon + epsilon / C on the winner, epsilon / C on each
+    other, as paper 001's authors code their MGP (GPInputNoise ``gp_input_noise/mgpc.py`` 164, 174; their other
+    methods spread it over the others).  That is the rule above with flip probability epsilon (C - 1) / C: a
+    lower floor under a wrong confident prediction, so a higher NLL on the rows it gets wrong.  Both the
     ELBO term and the predictive probability reduce to
     P_y = int N(f_y | mu_y, nu_y) prod_{c != y} Phi((f_y - mu_c) / sqrt(nu_c)) df_y,
     a one-dimensional integral done by composite Gauss-Legendre quadrature
@@ -297,20 +306,23 @@ class RobustMax(Likelihood):
 
     name = "robustmax"
     _options = {"epsilon": Real(0, 1, low_open=True, high_open=True, meaning="a label-flip probability"),
-                "learn_epsilon": Boolean(), "num_quadrature": Integer(2)}
+                "learn_epsilon": Boolean(), "num_quadrature": Integer(2), "flip_spread": OneOf(FLIP_SPREADS)}
 
     def __init__(
-        self, num_classes: int | None = None, epsilon: float = 1e-3, learn_epsilon: bool = False, num_quadrature: int = 8
+        self, num_classes: int | None = None, epsilon: float = 1e-3, learn_epsilon: bool = False, num_quadrature: int = 8,
+        flip_spread: str = FLIP_SPREADS[0],
     ):
         """``num_classes=None`` makes a template for ``NoisyGPClassifier(likelihood=...)``, which sets it at fit."""
         super().__init__(name=self.name)
         if num_classes is not None and int(num_classes) < 2:
             raise ValueError(f"RobustMax needs at least 2 classes; got num_classes={num_classes}")
-        epsilon, learn_epsilon, num_quadrature = (self._options[name].check(name, value) for name, value in (
-            ("epsilon", epsilon), ("learn_epsilon", learn_epsilon), ("num_quadrature", num_quadrature)))
+        epsilon, learn_epsilon, num_quadrature, flip_spread = (self._options[name].check(name, value) for name, value in (
+            ("epsilon", epsilon), ("learn_epsilon", learn_epsilon), ("num_quadrature", num_quadrature),
+            ("flip_spread", flip_spread)))
         self.num_classes = None if num_classes is None else int(num_classes)
         self.num_quadrature = int(num_quadrature)
         self.learn_epsilon = bool(learn_epsilon)
+        self.flip_spread = flip_spread
         self.epsilon = gpflow.Parameter(
             float(epsilon), transform=tfp.bijectors.Sigmoid(), trainable=self.learn_epsilon, dtype=tf.float64
         )
@@ -320,6 +332,12 @@ class RobustMax(Likelihood):
         if num_classes != self.num_classes:
             raise ValueError(f"this RobustMax was built for {self.num_classes} classes, not {num_classes}")
         return num_classes
+
+    def flip(self) -> tf.Tensor:
+        """The probability that the label is not the arg-max class: epsilon, or epsilon (C - 1) / C when
+        ``flip_spread="all"`` (the share of epsilon that lands on the winner is no flip)."""
+        epsilon = tf.convert_to_tensor(self.epsilon)
+        return epsilon if self.flip_spread == "others" else epsilon * (self.num_classes - 1) / self.num_classes
 
     @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "Y: [N]", "return: [N]")
     def prob_argmax(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
@@ -335,18 +353,18 @@ class RobustMax(Likelihood):
     @inherit_check_shapes
     def _variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
         p = self.prob_argmax(Fmu, Fvar, Y)
-        return robust_expected_log(p, 1.0 - p, tf.convert_to_tensor(self.epsilon), self.num_classes)
+        return robust_expected_log(p, 1.0 - p, self.flip(), self.num_classes)
 
     @inherit_check_shapes
     def _predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
         p = argmax_probabilities(Fmu, Fvar, self._nodes, self._weights)
-        return robust_predictive(p, 1.0 - p, tf.convert_to_tensor(self.epsilon), self.num_classes)
+        return robust_predictive(p, 1.0 - p, self.flip(), self.num_classes)
 
     def _conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
         """The rule itself at given latent values.  The default, the quadrature at zero variance, gives the same
         values but holds panels x nodes x classes (336 at 3 classes) in each of several arrays a row, for each of
         BALD's S x K draws a row (the `information` column's time and memory)."""
-        return argmax_rule(F, self.epsilon, self.num_classes)
+        return argmax_rule(F, self.flip(), self.num_classes)
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -355,6 +373,7 @@ class RobustMax(Likelihood):
             "epsilon": float(self.epsilon.numpy()),
             "learn_epsilon": self.learn_epsilon,
             "num_quadrature": self.num_quadrature,
+            "flip_spread": self.flip_spread,
         }
 
 
