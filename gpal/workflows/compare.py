@@ -74,7 +74,7 @@ from gpal.files import atomic_output, write_json_atomic, write_text_atomic
 from gpal.registry import ESTIMATORS, KERNELS, LIKELIHOODS, LOGISTIC_BOUNDS
 from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, run_repeated_splits, summarize, unit_path
-from gpal.workflows.methods import classifier_params, training_schema
+from gpal.workflows.methods import TRAINING, classifier_params, training_schema
 from gpal.workflows.measurements import Produced, write_measurements
 from gpal.workflows.schema import Field
 
@@ -178,8 +178,11 @@ def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: 
     """The experiments-runner spec (parameter dict or factory) of one method on ``n_train`` rows of a data set of
     ``n_rows`` (training and test; None: ``n_train``).
 
-    ``options``: estimator settings that replace the method's own (the workflow's ``method_options``).
+    ``options``: estimator settings that replace the method's own (the workflow's ``method_options``); for a
+    noisy-input method, settings of the ``noisy_input`` block that replace the block's for it alone.
     """
+    if options and name in NOISY_INPUT_METHODS and noisy_input is not None:
+        noisy_input, options = {**noisy_input, **options}, None
     spec = _method_spec(name, n_train, epochs, iters, num_inducing, noisy_input, kernel,
                         n_train if n_rows is None else n_rows)
     if not options:
@@ -274,11 +277,14 @@ def check_methods(names: Sequence[str]) -> list[str]:
     return names
 
 
-def check_method_options(options: Mapping[str, Mapping[str, Any]], methods: Sequence[str]) -> dict[str, dict[str, Any]]:
+def check_method_options(options: Mapping[str, Mapping[str, Any]], methods: Sequence[str],
+                         noisy_input: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """``method -> estimator settings``, each checked by building the method's estimator with them.
 
     An unknown method, a setting its estimator does not have, or a value it refuses is named before
-    anything runs; the options of a known method the run leaves out are not used.
+    anything runs; the options of a known method the run leaves out are not used.  A noisy-input method's options
+    are settings of the ``noisy_input`` block (e.g. paper 001's authors' MGP: its own ``likelihood_options``),
+    checked on the block they replace.
     """
     out = {}
     for method, opts in options.items():
@@ -286,10 +292,10 @@ def check_method_options(options: Mapping[str, Mapping[str, Any]], methods: Sequ
             raise ValueError(f"method_options names {method!r}, which is not a method; valid names are {list(METHODS)}")
         if method not in methods:  # a workflow's options for a method this run leaves out (--set methods=...)
             continue
-        if method in NOISY_INPUT_METHODS:
-            raise ValueError(f"method_options.{method}: the noisy-input methods take their settings from the "
-                             "noisy_input block")
         opts = dict(opts or {})
+        if method in NOISY_INPUT_METHODS:
+            out[method] = _checked_noisy_input_options(method, opts, noisy_input)
+            continue
         spec = method_spec(method, 100, 1, 1, 1, options=opts)
         cls = estimator_class(spec.family) if isinstance(spec, EstimatorFactory) else ESTIMATORS.get_class("noisy_gp")
         params = dict(spec.params) if isinstance(spec, EstimatorFactory) else spec
@@ -305,14 +311,30 @@ def check_method_options(options: Mapping[str, Mapping[str, Any]], methods: Sequ
     return out
 
 
+def _checked_noisy_input_options(method: str, opts: dict[str, Any],
+                                 noisy_input: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A noisy-input method's ``method_options``: settings of the ``noisy_input`` block, checked by building the
+    method's estimator from the block with them in place."""
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+
+    unknown = sorted(set(opts) - set(TRAINING))
+    if unknown:
+        raise ValueError(f"method_options.{method}: the noisy-input methods take settings of the noisy_input block "
+                         f"{list(TRAINING)}; {unknown} is not one")
+    if noisy_input is None:
+        raise ValueError(f"method_options.{method} replaces settings of the noisy_input block, which this run has not")
+    NoisyGPClassifier(**classifier_params([method], {**noisy_input, **opts}, 100, 100)[method]).validate_params()
+    return opts
+
+
 def _checked_options(method_options: Mapping[str, Mapping[str, Any]], methods: Sequence[str],
-                     scaling: str) -> dict[str, dict[str, Any]]:
+                     scaling: str, noisy_input: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Each method's estimator settings, `check_method_options`'d: the run's ``scaling`` where it is not z-scores
     (every method's estimator must take it: refused before anything runs), under the method's own options."""
     if scaling != "zscore":
         method_options = {**method_options, **{m: {"scaling": scaling, **(method_options.get(m) or {})}
                                                for m in methods}}
-    return check_method_options(method_options, methods)
+    return check_method_options(method_options, methods, noisy_input)
 
 
 # ---------------------------------------------------------------------- runs
@@ -436,7 +458,7 @@ def run_comparison(
     """
     methods = check_methods(methods)
     try:
-        method_options = _checked_options(method_options or {}, methods, scaling)
+        method_options = _checked_options(method_options or {}, methods, scaling, noisy_input)
     except ValueError as err:
         raise ValueError(f"{err} (the workflow of {paper})" if paper else str(err)) from None
     out = Path(out)
@@ -570,7 +592,8 @@ def _paper_of(config: Mapping[str, Any]) -> str:
 def check(config: Mapping[str, Any]) -> None:
     """Refuse ``method_options`` a method's estimator does not take, naming the paper, when the file is loaded."""
     try:
-        _checked_options(config["method_options"], config["methods"], config["training"]["scaling"])
+        _checked_options(config["method_options"], config["methods"], config["training"]["scaling"],
+                         config["noisy_input"])
     except ValueError as err:
         raise ValueError(f"{err} (the workflow of {_paper_of(config)})") from None
 

@@ -19,13 +19,15 @@ added after; SE-ARD started at the median distance, per class its own random tra
 50. Each of their fits runs in a subprocess of this script (``--authors-unit``), because their code needs
 TensorFlow 1's graph mode, which is process-wide and would break gpal's eager TensorFlow 2.
 
-gpal's side is ``NoisyGPClassifier`` with the parameters `gpal workflow papers/001_uci_input_noise` gives each
-method (its ``noisy_input`` block, which starts every setting as the authors do), fitted on the same noisy training
-rows and scored on the same noisy test rows, so the two sides are paired by split. Two things differ from the
-workflow itself: it generates waveform's 1000 rows with gpal's own generator and splits with gpal's seeds, where
-this study uses the authors' rows, splits and noise draws; and its random inducing rows are gpal's draws, without
-replacement, not the authors' (with replacement). Like the workflow, gpal's estimator scales the noisy
-training inputs once more to unit spread; the authors' scripts leave them at spread sqrt(1 + level).
+gpal's side "gpal as authors" is ``NoisyGPClassifier`` with the parameters `gpal workflow papers/001_uci_input_noise`
+gives each method (its ``noisy_input`` block and the method's ``method_options``, which set every option gpal has as
+the authors' code does), fitted on the same noisy training rows and scored on the same noisy test rows, so the sides
+are paired by split. Two things differ from the workflow itself: it generates waveform's 1000 rows with gpal's own
+generator and splits with gpal's seeds, where this study uses the authors' rows, splits and noise draws; and its
+random inducing rows are gpal's draws, without replacement, not the authors' (with replacement). The side "gpal" is
+the same with gpal's own choice of the three the workflow took from the authors last (`GPAL_OWN`: GPflow's softplus,
+the inputs scaled again to unit spread, MGP's label flips over the other classes), and the other sides change it one
+difference at a time.
 
 Each fit is cached as a unit (``--units``), so a rerun resumes (``--first-split`` runs later splits in a second
 process beside the first); ``--json`` writes the record (the commands: ``lab/studies/paper001_authors.yaml``)::
@@ -36,10 +38,11 @@ process beside the first); ``--json`` writes the record (the commands: ``lab/stu
 Each unit keeps where its kernel ended, and the authors' their test NLL every 100 epochs (from the file their fit
 writes after each epoch; the probe record's gpal units hold gpal's too, read at their commit from the estimator's
 internals, which the study no longer reaches into). ``--sides`` adds "gpal unscaled":
-the workflow's parameters with ``standardize=False``, gpal on the noisy inputs as the authors' scripts scale them,
-to isolate the estimator's second standardisation; and "gpal log", "gpal log2": the kernel's parameters stepped by
-Adam as logarithms, the length scales as log l or, as the authors', log l^2 (gpal's kernel
-``se_ard_plus_noise_median_log``), to isolate how the parameters Adam steps move the fit over the paper's epochs.
+"gpal" with ``standardize=False``, gpal on the noisy inputs as the authors' scripts scale them, to isolate the
+estimator's second standardisation; "gpal log", "gpal log2": the kernel's parameters stepped by Adam as logarithms,
+the length scales as log l or, as the authors', log l^2 (gpal's kernel ``se_ard_plus_noise_median_log``), to isolate
+how the parameters Adam steps move the fit over the paper's epochs; "gpal floor": MGP's label flips spread over all
+classes as the authors' MGP spreads them.
 """
 
 from __future__ import annotations
@@ -73,12 +76,16 @@ METHODS = {"MGP": ("gp_input_noise.mgpc", "MGPC"), "NIMGP": ("gp_input_noise.nim
 #: as logarithms, not through GPflow's softplus, so that a step of 1e-3 moves them by a share of their value, not
 #: by an absolute amount: the variances as log sigma^2 both, the length scales as log l ("gpal log") or as the
 #: authors' log l^2 (rbf_ard.py 19-21, 37-38, 44; "gpal log2", half the relative step of "gpal log").
-#: "gpal floor": the workflow's parameters with MGP's label flips spread over all classes, as the authors' MGP spreads
-#: them (mgpc.py 164, 174; their other methods spread them over the others, as gpal's do): the other methods' fits are
-#: the "gpal" side's, so the side runs MGP only.  "gpal as authors": every option gpal has for a difference from the
-#: authors' code set as theirs: that floor, their kernel (`LOG_KERNEL`'s "gpal log2": log l^2 and log sigma^2 stepped,
-#: their jitter under the noise term) and the inputs as their scripts give them (``standardize=False``).
+#: "gpal floor": the "gpal" side with MGP's label flips spread over all classes, as the authors' MGP spreads them
+#: (mgpc.py 164, 174; their other methods spread them over the others, as gpal's do): the other methods' fits are
+#: the "gpal" side's, so the side runs MGP only.  "gpal as authors": the workflow as shipped, every option gpal has for
+#: a difference from the authors' code set as theirs: that floor, their kernel (log l^2 and log sigma^2 stepped, their
+#: jitter under the noise term) and the inputs as their scripts give them (``standardize=False``).
 SIDES = ("authors", "gpal", "gpal unscaled", "gpal log", "gpal log2", "gpal floor", "gpal as authors")
+#: The "gpal" side: the workflow's parameters with gpal's own choice for the three differences the workflow has since
+#: taken the authors' for (the kernel stepped through GPflow's softplus, the inputs scaled again, MGP's flips over the
+#: others): the workflow's defaults when the records' "gpal" units were made, which its other sides change one by one.
+GPAL_OWN = {"kernel": "se_ard_plus_noise_median", "standardize": True}
 #: The sides that differ from "gpal" for MGP only.
 MGP_ONLY_SIDES = ("gpal floor",)
 #: Each logarithmic side's kernel: "gpal log2" is gpal's kernel option for the authors' parameterisation, "gpal log"
@@ -180,13 +187,15 @@ def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path) 
 
 
 def gpal_params(method: str, n_train: int, n_rows: int) -> dict[str, Any]:
-    """The NoisyGPClassifier parameters the workflow gives ``method`` (its noisy_input block)."""
+    """The NoisyGPClassifier parameters the shipped workflow gives ``method`` (its noisy_input block with the
+    method's own ``method_options``)."""
     import gpal.workflows
     from gpal.workflows import load_workflow
-    from gpal.workflows.methods import classifier_params
+    from gpal.workflows.compare import method_spec
 
     config = load_workflow(Path(gpal.workflows.__file__).parent / "files" / f"{WORKFLOW}.yaml").config
-    return classifier_params([method], dict(config["noisy_input"]), n_train, n_rows)[method]
+    return method_spec(method, n_train, 1, 1, 1, dict(config["noisy_input"]), None,
+                       config["method_options"].get(method), n_rows)
 
 
 def gpal_kernel(clf) -> dict[str, list[float]]:
@@ -219,17 +228,18 @@ def _register_log_l_kernel() -> str:
     return LOG_L_KERNEL
 
 
-def side_params(side: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """The workflow's parameters ``params`` for ``method`` as gpal's ``side`` changes them (`SIDES`)."""
-    params = dict(params)
-    if side in ("gpal unscaled", "gpal as authors"):
+def side_params(side: str, method: str, shipped: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of gpal's ``side`` (`SIDES`) for ``method``, from those the shipped workflow gives it."""
+    if side == "gpal as authors":
+        return dict(shipped)
+    params = {**shipped, **GPAL_OWN, "likelihood_options": {
+        k: v for k, v in shipped["likelihood_options"].items() if k != "flip_spread"}}
+    if side == "gpal unscaled":
         params["standardize"] = False
     if side in LOG_KERNEL:
         params["kernel"] = LOG_KERNEL[side] or _register_log_l_kernel()
-    if side == "gpal as authors":
-        params["kernel"] = LOG_KERNEL["gpal log2"]
-    if side in ("gpal floor", "gpal as authors") and method == "MGP":
-        params["likelihood_options"] = {**params["likelihood_options"], "flip_spread": "all"}
+    if side == "gpal floor" and method == "MGP":
+        params["likelihood_options"]["flip_spread"] = "all"
     return params
 
 

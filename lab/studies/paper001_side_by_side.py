@@ -12,7 +12,8 @@ would be a choice the page does not show.
 
 The authors' code's numbers come from the kept records of the study ``paper001_authors``
 (`bench_paper001_authors.py`), each unit one fit of one method on one split of the authors' own copy of a data set
-at one injected noise level; its side "gpal" is gpal fitted on those same rows and splits.  Every (data set, level)
+at one injected noise level; its side "gpal as authors" is gpal with the workflow's parameters fitted on those same
+rows and splits.  Every (data set, level)
 the records hold becomes columns of its table (a table of its own, gpal's workflow "not run", where no workflow run
 at the authors' settings has it), whatever the splits, so more splits or levels in those records need only this
 command again::
@@ -39,7 +40,8 @@ WORKFLOW = "gpal/workflows/files/papers/001_uci_input_noise.yaml"
 METHODS = ("MGP", "NIMGP", "NIMGP-NN", "NIMGP-FO")
 #: The record's metric names -> the page's (the headline reads "gpal NLL", "paper NLL", "authors' code NLL").
 METRICS = {"nll": "NLL", "error": "error"}
-SIDES = {"authors": "authors' code", "gpal": "gpal, the authors' rows"}
+#: The authors'-code study's sides shown: their code, and gpal with the workflow's parameters on their rows.
+SIDES = {"authors": "authors' code", "gpal as authors": "gpal, the authors' rows"}
 
 
 def _mean_se(values: Iterable[float]) -> str:
@@ -70,19 +72,21 @@ def _load(path: str, keys: set[str], what: str) -> dict[str, Any]:
     return kept
 
 
-def workflow_parameters(noisy_input: Mapping[str, Any], method: str) -> dict[str, Any]:
-    """The NoisyGPClassifier parameters a noisy_input block gives ``method`` (on waveform's 900 of 1000 rows: what
-    matters is that two blocks give the same)."""
-    from gpal.workflows.methods import classifier_params
+def workflow_parameters(settings: Mapping[str, Any], method: str) -> dict[str, Any]:
+    """The NoisyGPClassifier parameters a workflow's ``settings`` give ``method``: its noisy_input block with the
+    method's own ``method_options`` in place (on waveform's 900 of 1000 rows: what matters is that two give the
+    same)."""
+    from gpal.workflows.compare import method_spec
 
-    return classifier_params([method], dict(noisy_input), 900, 1000)[method]
+    return method_spec(method, 900, 1, 1, 1, dict(settings["noisy_input"]), None,
+                       (settings.get("method_options") or {}).get(method), 1000)
 
 
 def authors_settings() -> dict[str, Any]:
-    """The shipped workflow's noisy_input block, its defaults filled: every setting of the authors' gpal has."""
+    """The shipped workflow's settings, its defaults filled: every setting of the authors' gpal has."""
     from gpal.workflows import load_workflow
 
-    return dict(load_workflow(ROOT / WORKFLOW).config["noisy_input"])
+    return dict(load_workflow(ROOT / WORKFLOW).config)
 
 
 def gpal_rows(paths: list[str], reference: Mapping[str, Any]
@@ -98,8 +102,8 @@ def gpal_rows(paths: list[str], reference: Mapping[str, Any]
         kept = _load(path, {"settings", "rows", "commit", "source"}, "a paper comparison record")
         for row in kept["rows"]:
             published.setdefault((row["setting"], row["method"], row["metric"]), row)
-        ran = kept["settings"].get("noisy_input")
-        if ran is None:
+        ran = kept["settings"]
+        if ran.get("noisy_input") is None:
             raise ValueError(f"{path}: its settings hold no 'noisy_input' block; it is not a run of {WORKFLOW}")
         for method in kept["settings"]["methods"]:
             want, got = workflow_parameters(reference, method), workflow_parameters(ran, method)

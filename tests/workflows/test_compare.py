@@ -157,6 +157,33 @@ def test_method_options_reach_the_estimator_and_are_checked_first(cl, tmp_path):
     assert not list(tmp_path.iterdir())  # nothing ran
 
 
+def test_a_noisy_input_methods_options_replace_its_block_settings_alone():
+    """Paper 001's authors' MGP spreads its label flips over all classes, their other methods over the others:
+    ``method_options.MGP`` replaces the block's likelihood options for MGP only, checked on the block."""
+    path = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "papers" / "001_uci_input_noise.yaml"
+    floor = {"likelihood_options": {"epsilon": 0.001, "learn_epsilon": False, "flip_spread": "all"}}
+    config = load_workflow(path, [f"method_options={{MGP: {floor}}}".replace("'", "")]).config
+    mgp, fo = (cl_spec(name, config) for name in ("MGP", "NIMGP-FO"))
+    assert mgp["likelihood_options"]["flip_spread"] == "all"
+    assert "flip_spread" not in fo["likelihood_options"]
+    assert load_workflow(path).config["method_options"] == {"MGP": floor}  # the authors' MGP is the workflow's
+    block = cl_spec("MGP", {**config, "method_options": {}})
+    assert block.pop("likelihood_options") == {"epsilon": 0.001, "learn_epsilon": False}
+    assert {k: v for k, v in mgp.items() if k != "likelihood_options"} == block
+    with pytest.raises(WorkflowError, match=r"method_options.MGP: the noisy-input methods take settings of the "
+                                            r"noisy_input block \[.*\]; \['max_iter'\] is not one"):
+        load_workflow(path, ["method_options={MGP: {max_iter: 3}}"])
+    with pytest.raises(WorkflowError, match=r"likelihood_options\['flip_spread'\] must be one of \['others', 'all'\]; "
+                                            r"got 'winner'.*\(the workflow of UCI data sets"):
+        load_workflow(path, ["method_options={MGP: {likelihood_options: {flip_spread: winner}}}"])
+
+
+def cl_spec(method, config):
+    from gpal.workflows.compare import method_spec
+
+    return method_spec(method, 900, 1, 1, 1, config["noisy_input"], None, config["method_options"].get(method), 1000)
+
+
 def test_ece_setting_is_the_papers_in_the_table_and_the_comparison(cl, tmp_path):
     import json
 
