@@ -228,21 +228,52 @@ def _uci_all_authors(record: Mapping) -> list[tuple[str, ...]]:
             for key, r in _nll_rows(record).items() if r["n"]]
 
 
+def _uci_shipped(record: Mapping, before: str) -> list[tuple[str, ...]]:
+    """Paper 001's Table 5 NLLs of a run of the UCI workflow as it ships (this record), beside the paper's, gpal's
+    from its own starts (the papers page's record) and the run at the authors' settings made before the workflow took
+    their kernel as coded, unscaled inputs and MGP's label flips (the study record ``before``), mean ± SE (splits)."""
+    (name,) = record["settings"]["datasets"]
+    own = _nll_rows(json.loads((ROOT / f"{PAGE_RECORDS}001_uci_input_noise.{name}.json").read_text(encoding="utf-8")))
+    earlier = _nll_rows(json.loads((ROOT / f"lab/studies/records/papers/{before}.json").read_text(encoding="utf-8")))
+
+    def cell(r: Mapping | None) -> str:
+        return "–" if r is None or not r["n"] else f"{r['gpal_mean']:.3f} ± {r['gpal_se']:.3f} ({r['n']})"
+
+    return [(r["setting"], r["method"], f"{r['paper_mean']:.3f}", cell(own.get(key)), cell(earlier.get(key)), cell(r))
+            for key, r in _nll_rows(record).items() if r["n"]]
+
+
+def _shipped_tables(key: str, stem: str, before: str) -> dict[str, StudyTable]:
+    """A paper-001 run of the UCI workflow as it ships: its methods beside the paper's, gpal's starts and the earlier
+    run at the authors' settings, and its split-by-split pairs."""
+    page, study = "papers/001_villacampa_calvo.md", "paper001_uci_input_noise"
+    return {
+        f"uci_shipped_{key}": StudyTable(
+            page, study, f"lab/studies/records/papers/{stem}.json",
+            ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)",
+             "gpal, the authors' settings before", "gpal, the workflow as it ships"),
+            ("---", "---", "---:", "---", "---", "---"), partial(_uci_shipped, before=before)),
+        f"uci_shipped_{key}_paired": StudyTable(
+            page, study, f"lab/studies/records/papers/{stem}_runs.json",
+            ("setting", "test NLL", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_paired),
+    }
+
+
 #: The pairs of paper 001's claims on NIMGP at injected noise (sec. 5.3, Table 5), each method minus the other.
 _UCI_PAIRS = (("NIMGP-NN", "NIMGP"), ("NIMGP-FO", "NIMGP"), ("NIMGP-FO", "MGP"), ("NIMGP", "MGP"))
 
 
-def _authors_code_001(record: Mapping, extra: Sequence[str] = ()) -> list[tuple[str, ...]]:
+def _authors_code_001(record: Mapping, extra: Sequence[str] = (), main: str = "gpal") -> list[tuple[str, ...]]:
     """Paper 001's methods in the authors' GPInputNoise and in gpal on the same split and noisy inputs: each side's
-    test error and NLL, split by split, gpal's NLL minus theirs, and those of gpal's ``extra`` sides ("–": not
-    run)."""
+    test error and NLL, split by split, gpal's (its side ``main``) NLL minus theirs, and those of gpal's ``extra``
+    sides ("–": not run)."""
     by = {(u["method"], u["split"], u["side"]): u for u in record["units"]}
     rows = []
     for method in record["settings"]["methods"]:
         for split in range(record["settings"]["splits"]):
-            if (method, split, "authors") not in by or (method, split, "gpal") not in by:
+            if (method, split, "authors") not in by or (method, split, main) not in by:
                 continue
-            a, g = by[method, split, "authors"], by[method, split, "gpal"]
+            a, g = by[method, split, "authors"], by[method, split, main]
             more = [by.get((method, split, side)) for side in extra]
             rows.append((method, str(split), f"{a['error']:.3f} / {a['nll']:.3f}", f"{g['error']:.3f} / {g['nll']:.3f}",
                          _signed(g["nll"] - a["nll"]),
@@ -268,7 +299,8 @@ def _authors_code_path(record: Mapping) -> list[tuple[str, ...]]:
 
 #: The names the authors'-code tables give the study's sides.
 _SIDE_NAMES = {"authors": "authors' code", "gpal": "gpal", "gpal unscaled": "gpal, inputs not rescaled",
-               "gpal log": "gpal, log l", "gpal log2": "gpal, log l²"}
+               "gpal log": "gpal, log l", "gpal log2": "gpal, log l²",
+               "gpal floor": "gpal, MGP's label flips as theirs", "gpal as authors": "gpal, the workflow's"}
 
 
 def _authors_code_kernel(record: Mapping) -> list[tuple[str, ...]]:
@@ -293,9 +325,11 @@ _AUTHORS_CODE = "lab/studies/records/papers/paper001_authors_waveform.json"
 _AUTHORS_CODE_PAIRS = (("NIMGP-FO", "MGP"), ("NIMGP", "MGP"), ("NIMGP-FO", "NIMGP"))
 
 
-def _authors_code_001_paired(record: Mapping) -> list[tuple[str, ...]]:
-    """The authors'-code run split by split: gpal's test NLL minus the authors' code's for each method, then each
-    side's pairs of methods (`_AUTHORS_CODE_PAIRS`), mean and 95 % t interval over the splits both sides ran."""
+def _authors_code_001_paired(record: Mapping, main: str = "gpal") -> list[tuple[str, ...]]:
+    """The authors'-code run split by split: gpal's (its side ``main``) test NLL minus the authors' code's for each
+    method, then each side's pairs of methods (`_AUTHORS_CODE_PAIRS`), and where the record has the side "gpal floor"
+    (MGP's label flips as the authors' MGP spreads them), gpal's pairs against that MGP: mean and 95 % t interval over
+    the splits both sides ran."""
     from labkit.verdicts import interval
 
     by = {(u["method"], u["split"], u["side"]): u["nll"] for u in record["units"]}
@@ -309,10 +343,15 @@ def _authors_code_001_paired(record: Mapping) -> list[tuple[str, ...]]:
         return (what, str(len(d)), _interval((mean, *interval(mean, se, len(d) - 1))))
 
     methods = record["settings"]["methods"]
-    rows = [row(f"{m}: gpal − authors' code", (m, "gpal"), (m, "authors")) for m in methods]
-    for side, name in (("authors", "authors' code"), ("gpal", "gpal")):
-        rows += [row(f"{name}: {a} − {b}", (a, side), (b, side)) for a, b in _AUTHORS_CODE_PAIRS
+    name = _SIDE_NAMES[main]
+    rows = [row(f"{m}: {name} − authors' code", (m, main), (m, "authors")) for m in methods]
+    for side in dict.fromkeys(("authors", main, "gpal")):
+        rows += [row(f"{_SIDE_NAMES[side]}: {a} − {b}", (a, side), (b, side)) for a, b in _AUTHORS_CODE_PAIRS
                  if a in methods and b in methods]
+    if "gpal floor" in record["settings"].get("sides", ()):
+        rows += [row(f"gpal: {a} − MGP with the authors' label flips", (a, "gpal"), ("MGP", "gpal floor"))
+                 for a in ("NIMGP-FO", "NIMGP") if a in methods]
+        rows.append(row("gpal: MGP with the authors' label flips − MGP", ("MGP", "gpal floor"), ("MGP", "gpal")))
     return [r for r in rows if r is not None]
 
 
@@ -821,19 +860,24 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
          "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_adam_paired),
     "uci_authors_code": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE,
-        ("method", "split", "authors' code: error / NLL", "gpal: error / NLL", "gpal − authors' code, NLL",
-         "gpal, inputs not rescaled: error / NLL"), ("---", "---:", "---", "---", "---", "---"),
-        partial(_authors_code_001, extra=("gpal unscaled",))),
+        ("method", "split", "authors' code: error / NLL", "gpal, the workflow's: error / NLL",
+         "gpal, the workflow's − authors' code, NLL", "gpal: error / NLL", "gpal, MGP's label flips as theirs: error / NLL",
+         "gpal, inputs not rescaled: error / NLL"), ("---", "---:", "---", "---", "---", "---", "---", "---"),
+        partial(_authors_code_001, main="gpal as authors", extra=("gpal", "gpal floor", "gpal unscaled"))),
     "uci_authors_code_paired": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE,
-        ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"), _authors_code_001_paired),
+        ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"),
+        partial(_authors_code_001_paired, main="gpal as authors")),
     "uci_authors_code_050": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_050.json"),
-        ("method", "split", "authors' code: error / NLL", "gpal: error / NLL", "gpal − authors' code, NLL"),
-        ("---", "---:", "---", "---", "---"), _authors_code_001),
+        ("method", "split", "authors' code: error / NLL", "gpal, the workflow's: error / NLL",
+         "gpal, the workflow's − authors' code, NLL", "gpal: error / NLL", "gpal, MGP's label flips as theirs: error / NLL"),
+        ("---", "---:", "---", "---", "---", "---", "---"),
+        partial(_authors_code_001, main="gpal as authors", extra=("gpal", "gpal floor"))),
     "uci_authors_code_050_paired": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_050.json"),
-        ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"), _authors_code_001_paired),
+        ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"),
+        partial(_authors_code_001_paired, main="gpal as authors")),
     "uci_authors_code_log": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_log.json"),
         ("method", "split", "authors' code: error / NLL", "gpal: error / NLL", "gpal − authors' code, NLL",
@@ -849,6 +893,9 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         _authors_code_kernel),
     **_all_authors_tables("050", "paper001_uci_waveform_authors_050_16"),
     **_all_authors_tables("wine", "paper001_uci_wine_authors"),
+    **_shipped_tables("025", "paper001_uci_waveform_all_authors", "paper001_uci_waveform_authors_q"),
+    **_shipped_tables("050", "paper001_uci_waveform_all_authors_050", "paper001_uci_waveform_authors_050_16"),
+    **_shipped_tables("wine", "paper001_uci_wine_all_authors", "paper001_uci_wine_authors"),
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",

@@ -21,13 +21,14 @@ TensorFlow 1's graph mode, which is process-wide and would break gpal's eager Te
 
 gpal's side "gpal as authors" is ``NoisyGPClassifier`` with the parameters `gpal workflow papers/001_uci_input_noise`
 gives each method (its ``noisy_input`` block and the method's ``method_options``, which set every option gpal has as
-the authors' code does), fitted on the same noisy training rows and scored on the same noisy test rows, so the sides
+the authors' code does) and the rows not scaled again (``standardize=False``: the authors' rows arrive scaled on their
+clean rows, as their scripts scale them, where the workflow's data sets arrive raw), fitted on the same noisy training rows and scored on the same noisy test rows, so the sides
 are paired by split. Two things differ from the workflow itself: it generates waveform's 1000 rows with gpal's own
 generator and splits with gpal's seeds, where this study uses the authors' rows, splits and noise draws; and its
 random inducing rows are gpal's draws, without replacement, not the authors' (with replacement). The side "gpal" is
-the same with gpal's own choice of the three the workflow took from the authors last (`GPAL_OWN`: GPflow's softplus,
-the inputs scaled again to unit spread, MGP's label flips over the other classes), and the other sides change it one
-difference at a time.
+the workflow's parameters with gpal's own choice of the two the workflow took from the authors last (`GPAL_OWN`:
+GPflow's softplus, MGP's label flips over the other classes), the noisy rows scaled again to unit spread as the
+workflow scales them, and the other sides change it one difference at a time.
 
 Each fit is cached as a unit (``--units``), so a rerun resumes (``--first-split`` runs later splits in a second
 process beside the first); ``--json`` writes the record (the commands: ``lab/studies/paper001_authors.yaml``)::
@@ -79,12 +80,14 @@ METHODS = {"MGP": ("gp_input_noise.mgpc", "MGPC"), "NIMGP": ("gp_input_noise.nim
 #: "gpal floor": the "gpal" side with MGP's label flips spread over all classes, as the authors' MGP spreads them
 #: (mgpc.py 164, 174; their other methods spread them over the others, as gpal's do): the other methods' fits are
 #: the "gpal" side's, so the side runs MGP only.  "gpal as authors": the workflow as shipped, every option gpal has for
-#: a difference from the authors' code set as theirs: that floor, their kernel (log l^2 and log sigma^2 stepped, their
-#: jitter under the noise term) and the inputs as their scripts give them (``standardize=False``).
+#: a difference from the authors' code set as theirs (that floor, their kernel: log l^2 and log sigma^2 stepped, their
+#: jitter under the noise term), on the inputs as their scripts give them (``standardize=False``: the rows here are
+#: theirs, scaled on the clean rows before the noise, where the workflow's data sets arrive in their own units).
 SIDES = ("authors", "gpal", "gpal unscaled", "gpal log", "gpal log2", "gpal floor", "gpal as authors")
-#: The "gpal" side: the workflow's parameters with gpal's own choice for the three differences the workflow has since
-#: taken the authors' for (the kernel stepped through GPflow's softplus, the inputs scaled again, MGP's flips over the
-#: others): the workflow's defaults when the records' "gpal" units were made, which its other sides change one by one.
+#: The "gpal" side: the workflow's parameters with gpal's own choice for the two differences the workflow has since
+#: taken the authors' for (the kernel stepped through GPflow's softplus, MGP's flips over the others), and the noisy
+#: rows scaled again as the workflow scales them: its defaults when the records' "gpal" units were made, which the
+#: other sides change one by one.
 GPAL_OWN = {"kernel": "se_ard_plus_noise_median", "standardize": True}
 #: The sides that differ from "gpal" for MGP only.
 MGP_ONLY_SIDES = ("gpal floor",)
@@ -231,7 +234,7 @@ def _register_log_l_kernel() -> str:
 def side_params(side: str, method: str, shipped: dict[str, Any]) -> dict[str, Any]:
     """The parameters of gpal's ``side`` (`SIDES`) for ``method``, from those the shipped workflow gives it."""
     if side == "gpal as authors":
-        return dict(shipped)
+        return {**shipped, "standardize": False}
     params = {**shipped, **GPAL_OWN, "likelihood_options": {
         k: v for k, v in shipped["likelihood_options"].items() if k != "flip_spread"}}
     if side == "gpal unscaled":

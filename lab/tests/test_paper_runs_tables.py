@@ -218,3 +218,11 @@ def test_the_authors_code_pairs_are_paired_t_intervals_over_the_splits_both_side
     assert rows["NIMGP-FO: gpal − authors' code"][0] == "2"  # split 2 has no authors' NIMGP-FO
     assert rows["authors' code: NIMGP-FO − MGP"][0] == "2" and rows["gpal: NIMGP-FO − MGP"][0] == "3"
     assert not any("NIMGP −" in what or "− NIMGP" in what for what in rows)  # NIMGP was not run
+    # the MGP with the authors' label flips, where the record has it, against gpal's own methods
+    floor = [0.48, 0.72, 0.87]
+    record["settings"]["sides"] = ["authors", "gpal", "gpal floor"]
+    record["units"] += [{"method": "MGP", "side": "gpal floor", "split": s, "nll": v} for s, v in enumerate(floor)]
+    rows = {what: (n, cell) for what, n, cell in paper_runs_tables._authors_code_001_paired(record)}
+    d = np.array(floor) - g
+    assert rows["gpal: MGP with the authors' label flips − MGP"][1].startswith(f"{d.mean():+.3f}".replace("-", "−"))
+    assert rows["gpal: NIMGP-FO − MGP with the authors' label flips"][0] == "3"
