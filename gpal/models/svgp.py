@@ -131,6 +131,8 @@ class NoisySVGP(gpflow.base.Module):
         (expected log-likelihood and its input terms) times its weight, so that an integer weight
         is that row repeated, in expectation over minibatches; None: unweighted.
         ``base``: the batch's rows of ``training_base`` (default: computed from the batch).
+        A likelihood's prior on its parameters (``Likelihood.log_prior_density``) is added once, unscaled, as
+        GPflow adds priors: the objective is then the ELBO plus that log density.
 
         Returns
         -------
@@ -145,7 +147,9 @@ class NoisySVGP(gpflow.base.Module):
         data_term = tf.reduce_sum(expected) + extra
         N = self.num_data if num_data is None else num_data
         scale = tf.cast(N, X.dtype) / tf.cast(tf.shape(X)[0], X.dtype)
-        return scale * data_term - self.gp.kl()
+        elbo = scale * data_term - self.gp.kl()
+        log_prior = self.likelihood.log_prior_density()
+        return elbo if log_prior is None else elbo + tf.cast(log_prior, elbo.dtype)
 
     @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return: [N, C]")
     def predict_proba(self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int = 300) -> tf.Tensor:

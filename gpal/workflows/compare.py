@@ -34,7 +34,8 @@ Methods:
   says "n/a (binary only)" on multi-class data sets).
 
 ``method_options`` gives a method estimator settings beyond these (e.g. paper 003's authors' GPD:
-``dirichlet: {prior_mean: class_frequency, train_inducing: false, kernel: se_iso}``); each option is
+``dirichlet: {prior_mean: class_frequency, train_inducing: false, kernel: se_iso}``; paper 000's authors' Beta prior
+on the flip rate: ``svgp-step: {likelihood_options: {delta_prior: [0.2, 5]}}``); each option is
 checked by the estimator before anything runs.  ``ece`` says how ECE is computed (default gpal's:
 top-label, 15 bins, mean confidence; `gpal.evaluation.calibration.expected_calibration_error`), so a
 paper's workflow can measure it as the paper did.
@@ -178,19 +179,29 @@ def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: 
     """The experiments-runner spec (parameter dict or factory) of one method on ``n_train`` rows of a data set of
     ``n_rows`` (training and test; None: ``n_train``).
 
-    ``options``: estimator settings that replace the method's own (the workflow's ``method_options``); for a
-    noisy-input method, settings of the ``noisy_input`` block that replace the block's for it alone.
+    ``options``: estimator settings that replace the method's own (the workflow's ``method_options``), but for
+    ``likelihood_options``, merged key by key into the method's own; for a noisy-input method, settings of the
+    ``noisy_input`` block that replace the block's for it alone, its ``likelihood_options`` merged likewise.
     """
     if options and name in NOISY_INPUT_METHODS and noisy_input is not None:
-        noisy_input, options = {**noisy_input, **options}, None
+        noisy_input, options = _merged(noisy_input, options), None
     spec = _method_spec(name, n_train, epochs, iters, num_inducing, noisy_input, kernel,
                         n_train if n_rows is None else n_rows)
     if not options:
         return spec
+    params = _merged(dict(spec.params) if isinstance(spec, EstimatorFactory) else spec, options)
     if isinstance(spec, EstimatorFactory):
-        params = {**dict(spec.params), **options}
         return EstimatorFactory(spec.family, tuple(params.items()))
-    return {**spec, **options}
+    return params
+
+
+def _merged(own: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """``own`` settings with ``options`` in place, ``likelihood_options`` merged key by key: what makes the method
+    itself (GPCsm's bound, a fixed delta, robust-max's flip rate) stays, an option adds to it, never drops it."""
+    params = {**own, **options}
+    if "likelihood_options" in own and "likelihood_options" in options:
+        params["likelihood_options"] = {**(own["likelihood_options"] or {}), **(options["likelihood_options"] or {})}
+    return params
 
 
 def _method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int,
@@ -323,7 +334,7 @@ def _checked_noisy_input_options(method: str, opts: dict[str, Any],
                          f"{list(TRAINING)}; {unknown} is not one")
     if noisy_input is None:
         raise ValueError(f"method_options.{method} replaces settings of the noisy_input block, which this run has not")
-    NoisyGPClassifier(**classifier_params([method], {**noisy_input, **opts}, 100, 100)[method]).validate_params()
+    NoisyGPClassifier(**classifier_params([method], _merged(noisy_input, opts), 100, 100)[method]).validate_params()
     return opts
 
 

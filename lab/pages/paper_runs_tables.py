@@ -563,6 +563,20 @@ def _options(record: Mapping) -> list[tuple[str, ...]]:
     return rows
 
 
+def _delta_prior(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 000's authors' Beta prior on the learned flip rate: with minus without, per data set, likelihood and
+    metric, paired by split, with the 95 % t interval (``lab/studies/bench_paper000_prior.py``'s record; a dash
+    where a setting has one split); the differences in powers of ten, as most are far below the values' last digit."""
+    def difference(row: Mapping) -> str:
+        return f"{row['mean']:+.1e}" + ("" if row["se"] is None else f" ± {row['se']:.1e}")
+
+    def interval(row: Mapping) -> str:
+        return "–" if row["low"] is None else f"[{row['low']:+.1e}, {row['high']:+.1e}]"
+
+    return [(row["dataset"], row["likelihood"], row["metric"], str(len(row["splits"])), f"{row['without']:.4f}",
+             f"{row['with']:.4f}", difference(row), interval(row)) for row in record["rows"]]
+
+
 def _methods_of_run(record: Mapping) -> list[tuple[str, ...]]:
     """A papers run's methods as ``bench_paper_runs.py`` recorded them: error, NLL, ECE and training seconds, mean ±
     SE over the splits."""
@@ -983,6 +997,10 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
     "fig_4_confirm": PrintedTable(
         "papers/000_liu.md", "paper000_delta",
         "python lab/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_32 --from-split 16 --accuracy-margin 0.01"),
+    "delta_prior": StudyTable(
+        "papers/000_liu.md", "paper000_prior", "lab/studies/records/papers/paper000_prior.json",
+        ("data set", "likelihood", "metric", "splits", "without", "with", "with − without, mean ± SE",
+         "95 % t interval"), ("---", "---", "---", "---:", "---:", "---:", "---", "---"), _delta_prior),
     "fig_4_delta": PrintedTable(
         "papers/000_liu.md", "paper000_delta",
         "python lab/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_10"),

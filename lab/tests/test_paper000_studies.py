@@ -79,3 +79,47 @@ def test_curves_study_pairs_gpcsm_with_the_gpcs_that_ran_only():
         assert mean == pytest.approx(0.2) and low == pytest.approx(0.2) and high == pytest.approx(0.2)
         assert row["verdict"] == "not resolved"  # above zero, but GPC-II and GPC-III did not run
         assert row["steps"] == row["epoch"] * 5  # 4500 rows in minibatches of 1024
+
+
+def _prior_run(folder, prior, nll, error, datasets=("ringnorm",)):
+    """A 000_tables_3_4 run folder as the prior study reads it: workflow.json and units per method and split."""
+    options = {} if prior is None else {f"svgp-{lik}": {"likelihood_options": {"delta_prior": prior}}
+                                        for lik in ("step", "probit", "logit")}
+    folder.mkdir()
+    (folder / "workflow.json").write_text(json.dumps({"seed": 0, "datasets": list(datasets), "out": str(folder),
+                                                      "method_options": options}))
+    for dataset in datasets:
+        for lik in ("step", "probit", "logit"):
+            units = folder / dataset / "units" / f"svgp-{lik}"
+            units.mkdir(parents=True)
+            for k, (n, e) in enumerate(zip(nll, error)):
+                (units / f"split_{k:04d}.json").write_text(json.dumps({"nll": n, "error": e, "train_seconds": 1.0}))
+    return folder
+
+
+def test_prior_study_pairs_with_minus_without_by_split(tmp_path):
+    study = repository_script("lab/studies/bench_paper000_prior.py")
+    without = _prior_run(tmp_path / "without", None, [0.30, 0.20, 0.25], [0.10, 0.12, 0.11])
+    with_prior = _prior_run(tmp_path / "with", [0.2, 5], [0.31, 0.22, 0.28], [0.10, 0.11, 0.11])
+    study._check_sides(without, with_prior)
+    rows = {(r["likelihood"], r["metric"]): r for r in study.paired(without, with_prior)}
+    nll = rows[("step", "nll")]
+    assert nll["per_split"] == pytest.approx([0.01, 0.02, 0.03]) and nll["mean"] == pytest.approx(0.02)
+    # SE of 0.01, 0.02, 0.03 is 0.01 / sqrt(3); t(0.975, 2) = 4.302653
+    assert (nll["low"], nll["high"]) == pytest.approx((0.02 - 4.302653 * 0.01 / np.sqrt(3),
+                                                       0.02 + 4.302653 * 0.01 / np.sqrt(3)))
+    assert rows[("logit", "accuracy")]["per_split"] == pytest.approx([0.0, 0.01, 0.0])  # accuracy = 1 - error
+    with pytest.raises(SystemExit, match="svgp-step has delta_prior None, expected"):
+        study._check_sides(without, without)
+    other = _prior_run(tmp_path / "other", [0.2, 5], [0.3] * 3, [0.1] * 3, datasets=("magic",))
+    with pytest.raises(SystemExit, match=r"differ in \['datasets'\], not only in the prior"):
+        study._check_sides(without, other)
+
+
+def test_prior_study_keeps_a_single_split_without_an_interval(tmp_path):
+    study = repository_script("lab/studies/bench_paper000_prior.py")
+    without = _prior_run(tmp_path / "without", None, [0.30], [0.10])
+    with_prior = _prior_run(tmp_path / "with", [0.2, 5], [0.29], [0.10])
+    row = next(r for r in study.paired(without, with_prior) if r["metric"] == "nll")
+    assert row["mean"] == pytest.approx(-0.01) and row["se"] is None and study.interval(row) == "–"
+    assert study.difference(row) == "-1.0e-02"

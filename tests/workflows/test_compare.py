@@ -212,3 +212,22 @@ def test_a_paper_workflow_refuses_an_option_its_method_does_not_take_when_loaded
         load_workflow(path, ["method_options={svgp-softmax: {kernel_per_class: true}}"])
     authors = load_workflow(path).config["method_options"]
     assert authors["ls-cavi"] == {"kernel_per_class": True, "local_passes": 5, "learning_rate": 0.01}
+
+
+def test_likelihood_options_add_to_what_makes_the_method(cl):
+    prior = {"likelihood_options": {"delta_prior": [0.2, 5]}}
+    fixed = cl.method_spec("svgp-step-fixed-delta", 100, 1, 1, 5, options=prior)
+    assert fixed["likelihood"] == "step" and fixed["likelihood_options"] == {"learn_delta": False, "delta_prior": [0.2, 5]}
+    bound = cl.method_spec("svgp-softmax", 100, 1, 1, 5, options={"likelihood_options": {"num_predict_samples": 10}})
+    assert bound["likelihood_options"] == {"elbo": "bound", "num_predict_samples": 10}
+    assert cl.method_spec("svgp-logit", 100, 1, 1, 5, options=prior)["likelihood_options"] == prior["likelihood_options"]
+
+
+def test_paper_000s_workflows_take_the_authors_prior_on_the_flip_rate():
+    papers = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "papers"
+    prior = "method_options={svgp-step: {likelihood_options: {delta_prior: [0.2, 5]}}}"
+    for name in ("000_tables_3_4.yaml", "000_table_5.yaml", "000_fig_4.yaml"):
+        config = load_workflow(papers / name, [prior]).config
+        assert config["method_options"]["svgp-step"]["likelihood_options"] == {"delta_prior": [0.2, 5]}
+    with pytest.raises(WorkflowError, match=r"likelihood_options\['delta_prior'\]\[0\] must be a finite number > 0"):
+        load_workflow(papers / "000_tables_3_4.yaml", [prior.replace("0.2", "0")])

@@ -162,6 +162,17 @@ class Likelihood(gpflow.base.Module, abc.ABC):
         """
         return 1
 
+    def log_prior_density(self) -> tf.Tensor | None:
+        """The log prior density of the likelihood's own parameters, which training adds once to the ELBO
+        (`gpal.models.NoisySVGP.elbo`), or None where they have none (here).
+
+        Returns
+        -------
+        tf.Tensor or None
+            A scalar, or None.
+        """
+        return None
+
     def values_per_evaluation(self, num_classes: int) -> int:
         """The values p(y | f) holds at once for one row's latent value (or marginals): its C probabilities here.
 

@@ -37,7 +37,7 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 from check_shapes import inherit_check_shapes
 
-from gpal.constraints import Integer
+from gpal.constraints import Integer, ListOf, Optional, Real
 from gpal.models.quadrature import (
     MIN_VARIANCE,
     PANEL_EDGES_PER_CLASS,
@@ -101,6 +101,11 @@ class GaussianNoiseLikelihood(Likelihood):
         Gauss-Legendre points per panel of the multi-class S
         (``gpal.models.quadrature.prob_largest``); 8 give <= 4e-8 for up to 5 classes and <= 4e-7 for 10, even at latent
         variance ratios of 1e4.
+    delta_prior
+        None (delta maximises the ELBO) or (a, b): a Beta(a, b) prior on the learned delta, whose log density
+        training adds once to its objective as GPflow adds a parameter's prior, on delta's log-odds:
+        a log delta + b log(1 - delta) - log B(a, b) (`log_prior_density`), so training finds the MAP of
+        logit(delta).  (0.2, 5) is paper 000's authors' code.  Needs ``learn_delta``.
 
     Examples
     --------
@@ -116,6 +121,8 @@ class GaussianNoiseLikelihood(Likelihood):
     """
 
     name = "gaussian_noise"
+    _options = {"delta_prior": Optional(ListOf(Real(0, None, low_open=True, meaning="a Beta shape"),
+                                               min_length=2, max_length=2, unique=False))}
 
     def __init__(
         self,
@@ -125,6 +132,7 @@ class GaussianNoiseLikelihood(Likelihood):
         learn_delta: bool = True,
         form: str = "auto",
         num_quadrature: int = 8,
+        delta_prior: tuple[float, float] | None = None,
     ):
         super().__init__(name=self.name)
         self.num_classes = None if num_classes is None else Integer(2).check("num_classes", num_classes)
@@ -147,6 +155,11 @@ class GaussianNoiseLikelihood(Likelihood):
         self.form = form
         self.binary = form == "binary" or (form == "auto" and self.num_classes == 2)
         self.learn_delta = bool(learn_delta)
+        checked = self._options["delta_prior"].check("delta_prior", delta_prior)
+        self.delta_prior = None if checked is None else tuple(checked)
+        if self.delta_prior is not None and not self.learn_delta:
+            raise ValueError(f"delta_prior={delta_prior!r} needs learn_delta=True: a prior on a delta held fixed "
+                             "would move the objective's value and nothing it trains")
         self.delta = gpflow.Parameter(
             float(delta),
             transform=tfp.bijectors.Sigmoid(low=tf.constant(0.0, tf.float64), high=tf.constant(upper, tf.float64)),
@@ -206,6 +219,27 @@ class GaussianNoiseLikelihood(Likelihood):
             return super()._conditional_proba(F)
         return argmax_rule(F, self.delta, self.num_classes)
 
+    def log_prior_density(self) -> tf.Tensor | None:
+        """log p(logit delta) under ``delta_prior`` Beta(a, b): a log delta + b log(1 - delta) - log B(a, b).
+
+        GPflow 1, which paper 000's authors' code runs on, adds a parameter's prior at its constrained value plus
+        the log Jacobian of its transform (GPflow 2 leaves the Jacobian out); for their logistic on (0, 1) that
+        Jacobian is delta (1 - delta), which turns Beta(a, b)'s exponents a - 1, b - 1 into a, b.  Written for the
+        (0, 1) logistic whatever gpal's own scaled sigmoid, so that the objective as a function of delta, and so its
+        maximiser, is theirs.
+
+        Returns
+        -------
+        tf.Tensor or None
+            The scalar log density, or None without ``delta_prior``.
+        """
+        if self.delta_prior is None:
+            return None
+        a, b = self.delta_prior
+        delta = tf.convert_to_tensor(self.delta)
+        log_beta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+        return a * tf.math.log(delta) + b * tf.math.log1p(-delta) - log_beta
+
     def get_config(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -215,6 +249,8 @@ class GaussianNoiseLikelihood(Likelihood):
             "learn_delta": self.learn_delta,
             "form": self.form,
             "num_quadrature": self.num_quadrature,
+            # named only when set, so that a model saved without it keeps its structure (and its batched step)
+            **({} if self.delta_prior is None else {"delta_prior": list(self.delta_prior)}),
         }
 
 
@@ -228,8 +264,9 @@ class _NamedNoise(GaussianNoiseLikelihood):
         learn_delta: bool = True,
         form: str = "auto",
         num_quadrature: int = 8,
+        delta_prior: tuple[float, float] | None = None,
     ):
-        super().__init__(num_classes, self.name, delta, learn_delta, form, num_quadrature)
+        super().__init__(num_classes, self.name, delta, learn_delta, form, num_quadrature, delta_prior)
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()

@@ -1,0 +1,108 @@
+"""Paper 000: the authors' Beta(0.2, 5) prior on the learned label-flip delta against gpal's none, paired by split.
+
+The authors' code (GPCnoise, ``likelihoods_GPCnoise.py``: ``Binary_Unifying`` and ``RobustMax``) gives delta a
+``priors.Beta(0.2, 5.)``, which GPflow 1 adds once to the training objective with the logistic's log Jacobian;
+gpal's ``likelihood_options={"delta_prior": [0.2, 5]}`` adds the same.  This reads two folders of
+``gpal/workflows/files/papers/000_tables_3_4.yaml`` runs made with the same settings, WITH giving the svgp- methods
+that option through ``method_options``, and reports per data set and likelihood the test accuracy and NLL of with
+minus without, split by split (same split, same seed), as mean ± SE and the 95 % t interval:
+
+    PYTHONPATH=$PWD/lab/studies python lab/studies/bench_paper000_prior.py runs/papers/000_prior_without \
+        runs/papers/000_prior_with --json lab/studies/records/papers/paper000_prior.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from shared import code_commit, paired_t  # the script's folder, first on its path
+
+LIKELIHOODS = ("step", "probit", "logit")
+PRIOR = [0.2, 5]
+
+
+def _units(folder: Path, method: str) -> dict[int, dict]:
+    return {int(p.stem.split("_")[1]): json.loads(p.read_text())
+            for p in sorted((folder / "units" / method).glob("split_*.json"))}
+
+
+def _check_sides(without: Path, with_prior: Path) -> None:
+    """Each run's svgp- methods with the prior where they should have it (its ``workflow.json``), and nothing else
+    of the runs' settings different, or the script ends naming what."""
+    settings = []
+    for run, wanted in ((without, None), (with_prior, PRIOR)):
+        config = json.loads((run / "workflow.json").read_text())
+        options = config.get("method_options") or {}
+        settings.append({k: v for k, v in config.items() if k not in ("method_options", "out")})
+        for lik in LIKELIHOODS:
+            got = ((options.get(f"svgp-{lik}") or {}).get("likelihood_options") or {}).get("delta_prior")
+            if got != wanted:
+                raise SystemExit(f"{run}: svgp-{lik} has delta_prior {got!r}, expected {wanted!r}")
+    if settings[0] != settings[1]:
+        differ = sorted(k for k in settings[0].keys() | settings[1].keys() if settings[0].get(k) != settings[1].get(k))
+        raise SystemExit(f"{without} and {with_prior} differ in {differ}, not only in the prior")
+
+
+def paired(without: Path, with_prior: Path) -> list[dict]:
+    rows = []
+    for folder in sorted(p for p in with_prior.iterdir() if (p / "units").is_dir()):
+        for lik in LIKELIHOODS:
+            method = f"svgp-{lik}"
+            a, b = _units(without / folder.name, method), _units(folder, method)
+            both = sorted(set(a) & set(b))
+            if not both:
+                continue
+            for metric in ("accuracy", "nll"):
+                value = (lambda u: 1.0 - u["error"]) if metric == "accuracy" else (lambda u: u["nll"])
+                diff = [value(b[k]) - value(a[k]) for k in both]
+                # one split (a run stopped early) is kept, with no spread or interval to give
+                mean, se, low, high = paired_t(diff) if len(diff) > 1 else (diff[0], None, None, None)
+                rows.append({"dataset": folder.name, "likelihood": lik, "metric": metric, "splits": both,
+                             "without": float(np.mean([value(a[k]) for k in both])),
+                             "with": float(np.mean([value(b[k]) for k in both])),
+                             "per_split": diff, "mean": mean, "se": se, "low": low, "high": high,
+                             "train_seconds_without": float(np.mean([a[k]["train_seconds"] for k in both])),
+                             "train_seconds_with": float(np.mean([b[k]["train_seconds"] for k in both]))})
+    return rows
+
+
+def difference(row: dict) -> str:
+    """Mean ± SE of a row's paired differences in powers of ten (they are far below the values' last digit)."""
+    return f"{row['mean']:+.1e}" + ("" if row["se"] is None else f" ± {row['se']:.1e}")
+
+
+def interval(row: dict) -> str:
+    """A row's 95 % t interval, or a dash for one split."""
+    return "–" if row["low"] is None else f"[{row['low']:+.1e}, {row['high']:+.1e}]"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("without", type=Path, help="000_tables_3_4 run folder without the prior")
+    parser.add_argument("with_prior", type=Path, metavar="with", help="the same run with delta_prior [0.2, 5]")
+    parser.add_argument("--json", type=Path, help="write the record here")
+    parser.add_argument("--runs", type=Path, help="a JSON file of the two runs' commands and times, kept in the record")
+    args = parser.parse_args(argv)
+    _check_sides(args.without, args.with_prior)
+    rows = paired(args.without, args.with_prior)
+    print("| data set | likelihood | metric | splits | without | with | with - without, mean ± SE | 95 % t interval |")
+    print("|---|---|---|---:|---:|---:|---|---|")
+    for r in rows:
+        print(f"| {r['dataset']} | {r['likelihood']} | {r['metric']} | {len(r['splits'])} | {r['without']:.4f} "
+              f"| {r['with']:.4f} | {difference(r)} | {interval(r)} |")
+    if args.json:
+        record = {"title": "Paper 000: the authors' Beta(0.2, 5) prior on the learned label-flip delta, with minus "
+                           "without, paired by split (000_tables_3_4's protocol)",
+                  "commit": code_commit(), "prior": PRIOR, "without": str(args.without), "with": str(args.with_prior),
+                  "runs": json.loads(args.runs.read_text()) if args.runs else None, "rows": rows}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        print(f"recorded {args.json}")
+
+
+if __name__ == "__main__":
+    main()
