@@ -137,10 +137,11 @@ def first_iterations(results: list[dict[str, Any]], authors: bool = False) -> di
         if len(runs) < 2:
             continue
         vi = [m for m in runs[0]["traces"] if m != "svi"]
-        entry: dict[str, Any] = {
-            "drop": {m: _lead([r["traces"][m]["accuracy"][-1] - r["traces"][m]["accuracy"][i] for r in runs], MARGIN)
-                     for m in vi},
-            "first_seconds": {m: [r["traces"][m]["seconds"][i] for r in runs] for m in vi}}
+        entry: dict[str, Any] = {"first_seconds": {m: [r["traces"][m]["seconds"][i] for r in runs] for m in vi}}
+        # a run of one iteration (--iters 1: the first iterations alone) has no later accuracy to drop to
+        if all(len(r["traces"][m]["accuracy"]) > i + 1 for r in runs for m in vi):
+            entry["drop"] = {m: _lead([r["traces"][m]["accuracy"][-1] - r["traces"][m]["accuracy"][i] for r in runs],
+                                      MARGIN) for m in vi}
         if "vi-jj-hybrid" in vi:
             entry["hybrid_lead"] = {m: _lead([r["traces"]["vi-jj-hybrid"]["accuracy"][i] - r["traces"][m]["accuracy"][i]
                                               for r in runs], 0.0)
@@ -199,7 +200,7 @@ def table(result: dict[str, Any]) -> str:
     lines += ["", "| data set | lead, paired over the splits | mean ± SE | 95 % t interval | against | verdict |",
               "|---|---|---|---|---:|---|"]
     for name, entry in result.get("first_iterations", {}).items():
-        leads = [(f"{m}: final - first accuracy", v) for m, v in entry["drop"].items()]
+        leads = [(f"{m}: final - first accuracy", v) for m, v in entry.get("drop", {}).items()]
         leads += [(f"vi-jj-hybrid - {m}: first accuracy", v) for m, v in entry.get("hybrid_lead", {}).items()]
         for label, v in leads:
             lines.append(f"| {name} | {label} | {v['mean']:.4f} ± {v['se']:.4f} | [{v['low']:.4f}, {v['high']:.4f}] "

@@ -163,3 +163,15 @@ def test_a_join_of_other_settings_or_of_seeds_that_overlap_or_leave_a_gap_is_ref
     with pytest.raises(SystemExit):
         curves.main(["--join", a, str(tmp_path / "gap.json")])
     assert "--join writes the joined run to --json" in capsys.readouterr().err
+
+
+def test_a_run_of_the_first_iteration_alone_judges_the_hybrids_lead_and_no_drop(curves):
+    """--iters 1 --as-authors: each trace is the start and the first iteration; nothing after it to drop to."""
+    results = [{"dataset": "magic", "split": s,
+                "traces": {m: {"seconds": [0.0, 1.0], "accuracy": [0.5, acc]}
+                           for m, acc in (("vi-jj", jj), ("vi-jj-hybrid", hybrid))}}
+               for s, (jj, hybrid) in enumerate([(0.80, 0.82), (0.81, 0.82), (0.83, 0.83)])]
+    out = curves.first_iterations(results, authors=True)["magic"]
+    assert "drop" not in out
+    assert out["hybrid_lead"]["vi-jj"]["per_split"] == pytest.approx([0.02, 0.01, 0.0])
+    assert "final - first" not in curves.table({"results": [], "first_iterations": {"magic": out}})
