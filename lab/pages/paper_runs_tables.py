@@ -389,9 +389,10 @@ _VI = (("vi-jj", "vi-JJ"), ("vi-taylor", "vi-Taylor"), ("vi-jj-hybrid", "vi-JJ-h
 
 
 def _first_iterations(record: Mapping) -> list[tuple[str, ...]]:
-    """Paper 002's first-iteration leads on magic, paired within a split: mean ± SE, 95 % t interval, verdict."""
+    """Paper 002's first-iteration leads on magic, paired within a split: mean ± SE, 95 % t interval, verdict (no
+    final-minus-first rows from a run of the first iterations alone)."""
     runs = record["first_iterations"]["magic"]
-    leads = [(f"{label}: final − first accuracy", runs["drop"][m]) for m, label in _VI[:2]]
+    leads = [(f"{label}: final − first accuracy", runs["drop"][m]) for m, label in _VI[:2] if "drop" in runs]
     leads += [(f"vi-JJ-hybrid − {label}: first accuracy", runs["hybrid_lead"][m]) for m, label in _VI[:2]]
     return [(name, f"{lead['mean']:+.4f} ± {lead['se']:.4f}", f"[{lead['low']:+.4f}, {lead['high']:+.4f}]",
              f"{lead['margin']:g}", lead["verdict"]) for name, lead in leads]
