@@ -346,7 +346,13 @@ class RobustMax(Likelihood):
 
     def flip(self) -> tf.Tensor:
         """The probability that the label is not the arg-max class: epsilon, or epsilon (C - 1) / C when
-        ``flip_spread="all"`` (the share of epsilon that lands on the winner is no flip)."""
+        ``flip_spread="all"`` (the share of epsilon that lands on the winner is no flip).
+
+        Returns
+        -------
+        tf.Tensor
+            Scalar flip probability, the rule's delta in ``robust_expected_log`` / ``robust_predictive``.
+        """
         epsilon = tf.convert_to_tensor(self.epsilon)
         return epsilon if self.flip_spread == "others" else epsilon * (self.num_classes - 1) / self.num_classes
 
