@@ -198,62 +198,38 @@ _UCI_AUTHORS_INPUTS = "lab/studies/records/papers/paper001_uci_waveform_authors.
 _UCI_AUTHORS_KERNEL = "lab/studies/records/papers/paper001_uci_waveform_authors_kernel.json"
 
 
-def _uci_starts(record: Mapping) -> list[tuple[str, ...]]:
-    """Paper 001's Table 5 NLLs where the authors' settings were rerun, mean ± SE: the paper's, gpal's from its own
-    starts (the papers page's record of the same splits), from the authors' input-variance and inducing starts
-    with gpal's kernel start (`_UCI_AUTHORS_INPUTS`), from all the authors' starts, the kernel's too
-    (`_UCI_AUTHORS_KERNEL`), and with NIMGP's q(x) and M as the authors' too (this record)."""
+def _uci_beside(record: Mapping, earlier: Sequence[str] = ()) -> list[tuple[str, ...]]:
+    """Paper 001's Table 5 NLLs of this record's run beside the paper's, gpal's from its own starts on the same splits
+    (the papers page's record) and the runs of the ``earlier`` study records, mean ± SE (splits); "–" where one has
+    no such row."""
     (name,) = record["settings"]["datasets"]
-    own, inputs, kernel = (_nll_rows(json.loads((ROOT / path).read_text(encoding="utf-8")))
-                           for path in (f"{PAGE_RECORDS}001_uci_input_noise.{name}.json", _UCI_AUTHORS_INPUTS,
-                                        _UCI_AUTHORS_KERNEL))
-
-    def cell(r: Mapping) -> str:
-        return f"{r['gpal_mean']:.3f} ± {r['gpal_se']:.3f} ({r['n']})"
-
-    return [(r["setting"], r["method"], f"{r['paper_mean']:.3f}", cell(own[key]), cell(inputs[key]),
-             cell(kernel[key]), cell(r)) for key, r in _nll_rows(record).items() if r["n"]]
-
-
-def _uci_all_authors(record: Mapping) -> list[tuple[str, ...]]:
-    """Paper 001's Table 5 NLLs of a run with every setting of the authors' gpal has (this record), beside the
-    paper's and gpal's from its own starts on the same splits (the papers page's record), mean ± SE (splits)."""
-    (name,) = record["settings"]["datasets"]
-    own = _nll_rows(json.loads((ROOT / f"{PAGE_RECORDS}001_uci_input_noise.{name}.json").read_text(encoding="utf-8")))
-
-    def cell(r: Mapping) -> str:
-        return f"{r['gpal_mean']:.3f} ± {r['gpal_se']:.3f} ({r['n']})"
-
-    return [(r["setting"], r["method"], f"{r['paper_mean']:.3f}", cell(own[key]), cell(r))
-            for key, r in _nll_rows(record).items() if r["n"]]
-
-
-def _uci_shipped(record: Mapping, before: str) -> list[tuple[str, ...]]:
-    """Paper 001's Table 5 NLLs of a run of the UCI workflow as it ships (this record), beside the paper's, gpal's
-    from its own starts (the papers page's record) and the run at the authors' settings made before the workflow took
-    their kernel as coded, unscaled inputs and MGP's label flips (the study record ``before``), mean ± SE (splits)."""
-    (name,) = record["settings"]["datasets"]
-    own = _nll_rows(json.loads((ROOT / f"{PAGE_RECORDS}001_uci_input_noise.{name}.json").read_text(encoding="utf-8")))
-    earlier = _nll_rows(json.loads((ROOT / f"lab/studies/records/papers/{before}.json").read_text(encoding="utf-8")))
+    others = [_nll_rows(json.loads((ROOT / path).read_text(encoding="utf-8")))
+              for path in (f"{PAGE_RECORDS}001_uci_input_noise.{name}.json", *earlier)]
 
     def cell(r: Mapping | None) -> str:
         return "–" if r is None or not r["n"] else f"{r['gpal_mean']:.3f} ± {r['gpal_se']:.3f} ({r['n']})"
 
-    return [(r["setting"], r["method"], f"{r['paper_mean']:.3f}", cell(own.get(key)), cell(earlier.get(key)), cell(r))
+    return [(r["setting"], r["method"], f"{r['paper_mean']:.3f}", *(cell(o.get(key)) for o in others), cell(r))
             for key, r in _nll_rows(record).items() if r["n"]]
 
 
-def _shipped_tables(key: str, stem: str, before: str) -> dict[str, StudyTable]:
-    """A paper-001 run of the UCI workflow as it ships: its methods beside the paper's, gpal's starts and the earlier
-    run at the authors' settings, and its split-by-split pairs."""
+#: The earlier runs the record of all the authors' starts (NIMGP's q(x) and M too) is set beside: from the authors'
+#: input-variance and inducing starts with gpal's kernel start, and from all the authors' starts, the kernel's too.
+_UCI_STARTS = (_UCI_AUTHORS_INPUTS, _UCI_AUTHORS_KERNEL)
+
+
+def _uci_run_tables(prefix: str, stem: str, column: str, earlier: Sequence[tuple[str, str]] = ()
+                    ) -> dict[str, StudyTable]:
+    """A paper-001 UCI run (record ``stem``): its methods under ``column`` beside the paper's, gpal's starts and the
+    ``earlier`` (column, study record stem) runs, and its split-by-split pairs, as tables ``prefix`` and
+    ``prefix``_paired."""
     page, study = "papers/001_villacampa_calvo.md", "paper001_uci_input_noise"
+    columns = ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)", *(c for c, _ in earlier), column)
+    paths = tuple(f"lab/studies/records/papers/{before}.json" for _, before in earlier)
     return {
-        f"uci_shipped_{key}": StudyTable(
-            page, study, f"lab/studies/records/papers/{stem}.json",
-            ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)",
-             "gpal, the authors' settings before", "gpal, the workflow as it ships"),
-            ("---", "---", "---:", "---", "---", "---"), partial(_uci_shipped, before=before)),
-        f"uci_shipped_{key}_paired": StudyTable(
+        prefix: StudyTable(page, study, f"lab/studies/records/papers/{stem}.json", columns,
+                           ("---", "---", "---:") + ("---",) * (len(columns) - 3), partial(_uci_beside, earlier=paths)),
+        f"{prefix}_paired": StudyTable(
             page, study, f"lab/studies/records/papers/{stem}_runs.json",
             ("setting", "test NLL", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_paired),
     }
@@ -787,21 +763,6 @@ def _milios(name: str, gpr: str, side: str, side_method: str) -> Table:
 _NUMBERS_004 = "papers/004_numbers.md"
 _GAP_RECORD = "lab/studies/records/augmented_gap.json"
 
-def _all_authors_tables(key: str, stem: str) -> dict[str, StudyTable]:
-    """A paper-001 run with every setting of the authors': its methods beside the paper's and gpal's starts, and its
-    split-by-split pairs."""
-    page, study = "papers/001_villacampa_calvo.md", "paper001_uci_input_noise"
-    return {
-        f"uci_all_authors_{key}": StudyTable(
-            page, study, f"lab/studies/records/papers/{stem}.json",
-            ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)", "gpal, all the authors' settings"),
-            ("---", "---", "---:", "---", "---"), _uci_all_authors),
-        f"uci_all_authors_{key}_paired": StudyTable(
-            page, study, f"lab/studies/records/papers/{stem}_runs.json",
-            ("setting", "test NLL", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_paired),
-    }
-
-
 TABLES: dict[str, Table | PrintedTable | StudyTable] = {
     "augmented_methods": StudyTable(
         _NUMBERS_004, "augmented_gap", _GAP_RECORD,
@@ -853,7 +814,7 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         ("setting", "method", "the paper's NLL", "gpal, gpal's starts (splits)",
          "gpal, the authors' input and inducing starts", "gpal, all the authors' starts, the kernel's too",
          "gpal, the authors' starts, NIMGP's q(x) and M"),
-        ("---", "---", "---:", "---", "---", "---", "---"), _uci_starts),
+        ("---", "---", "---:", "---", "---", "---", "---"), partial(_uci_beside, earlier=_UCI_STARTS)),
     "uci_authors_q_paired": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
         "lab/studies/records/papers/paper001_uci_waveform_authors_q_runs.json",
@@ -906,11 +867,14 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_log.json"),
         ("split", "fit", "signal variance, per class", "mean length scale, per class"), ("---:", "---", "---", "---"),
         _authors_code_kernel),
-    **_all_authors_tables("050", "paper001_uci_waveform_authors_050_16"),
-    **_all_authors_tables("wine", "paper001_uci_wine_authors"),
-    **_shipped_tables("025", "paper001_uci_waveform_all_authors", "paper001_uci_waveform_authors_q"),
-    **_shipped_tables("050", "paper001_uci_waveform_all_authors_050", "paper001_uci_waveform_authors_050_16"),
-    **_shipped_tables("wine", "paper001_uci_wine_all_authors", "paper001_uci_wine_authors"),
+    **_uci_run_tables("uci_all_authors_050", "paper001_uci_waveform_authors_050_16", "gpal, all the authors' settings"),
+    **_uci_run_tables("uci_all_authors_wine", "paper001_uci_wine_authors", "gpal, all the authors' settings"),
+    **{name: table for key, stem, before in (
+        ("025", "paper001_uci_waveform_all_authors", "paper001_uci_waveform_authors_q"),
+        ("050", "paper001_uci_waveform_all_authors_050", "paper001_uci_waveform_authors_050_16"),
+        ("wine", "paper001_uci_wine_all_authors", "paper001_uci_wine_authors"))
+       for name, table in _uci_run_tables(f"uci_shipped_{key}", stem, "gpal, the workflow as it ships",
+                                          (("gpal, the authors' settings before", before),)).items()},
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",
