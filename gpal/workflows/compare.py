@@ -325,7 +325,7 @@ def check_method_options(options: Mapping[str, Mapping[str, Any]], methods: Sequ
 def _checked_noisy_input_options(method: str, opts: dict[str, Any],
                                  noisy_input: Mapping[str, Any] | None) -> dict[str, Any]:
     """A noisy-input method's ``method_options``: settings of the ``noisy_input`` block, checked by building the
-    method's estimator from the block with them in place."""
+    method's estimator as the run will (`method_spec`), the block with them in place."""
     from gpal.estimators.noisy_gp import NoisyGPClassifier
 
     unknown = sorted(set(opts) - set(TRAINING))
@@ -334,7 +334,7 @@ def _checked_noisy_input_options(method: str, opts: dict[str, Any],
                          f"{list(TRAINING)}; {unknown} is not one")
     if noisy_input is None:
         raise ValueError(f"method_options.{method} replaces settings of the noisy_input block, which this run has not")
-    NoisyGPClassifier(**classifier_params([method], _merged(noisy_input, opts), 100, 100)[method]).validate_params()
+    NoisyGPClassifier(**method_spec(method, 100, 1, 1, 1, noisy_input, options=opts, n_rows=100)).validate_params()
     return opts
 
 
