@@ -30,12 +30,6 @@ vi-Taylor's against 0, each by its 95 % t interval over the splits.
     PYTHONPATH=$PWD python lab/studies/bench_paper002_curves.py --datasets german:50,magic:100:6000 \
         --json runs/paper002_curves.json --figure runs/paper002_curves.png
 
-Kept runs of one setting at consecutive seeds join into one run of all their splits (``--join``, nothing run),
-so that more splits add to a kept run rather than repeat it::
-
-    PYTHONPATH=$PWD python lab/studies/bench_paper002_curves.py --json runs/all.json \
-        --join runs/splits_0_8.json runs/seed_9_splits_9.json
-
 The papers page reads the final numbers of kept runs as a results record (`result_records`): one table per data
 set, training rows and M, each method's final test accuracy, NLL and ECE as mean ± SE over the splits run
 (``settings.splits.<table>``), written from the kept JSON files, nothing run::
@@ -255,54 +249,6 @@ def kept_record(paths: list[str]) -> dict[str, Any]:
                        workflow="lab/studies/paper002_curves.yaml")
 
 
-#: Options that run nothing or name outputs: two runs of one setting may differ in them.
-_NOT_SETTINGS = ("seed", "splits", "record", "kept", "join")
-#: What a run made before an option existed ran as: the option's default.
-_BEFORE_OPTION = {"scheme": "gpal", "kernel": None}
-
-
-def joined(paths: list[str]) -> dict[str, Any]:
-    """One run of ``paths``: kept runs of one setting at consecutive seeds (each run's ``--seed`` the one before's
-    seed plus its splits), their splits numbered on from the first seed and the first-iteration leads judged over
-    all of them, as one run of all the splits would have recorded them (split s at seed + s).  Runs of different
-    settings, or seeds that overlap or leave a gap, are refused."""
-    runs = []
-    for path in paths:
-        kept = json.loads(Path(path).read_text(encoding="utf-8"))
-        if not isinstance(kept, dict) or not {"commit", "settings", "results"} <= set(kept):
-            raise ValueError(f"{path}: not a kept run of this script with its commit (keys 'commit', 'settings', "
-                             f"'results')")
-        runs.append((path, kept))
-    if len(runs) < 2:
-        raise ValueError(f"--join needs two or more kept runs; got {len(runs)}")
-    runs.sort(key=lambda run: run[1]["settings"]["seed"])
-
-    def setting(kept: dict[str, Any]) -> dict[str, Any]:
-        return {**_BEFORE_OPTION, **{k: v for k, v in kept["settings"].items() if k not in _NOT_SETTINGS}}
-
-    first_path, first = runs[0]
-    seed = first["settings"]["seed"]
-    results: list[dict[str, Any]] = []
-    done = 0  # splits of the runs before
-    for path, kept in runs:
-        if setting(kept) != setting(first):
-            differ = sorted(k for k in setting(kept).keys() | setting(first).keys()
-                            if setting(kept).get(k) != setting(first).get(k))
-            raise ValueError(f"{path}: not a run of {first_path}'s setting (it differs in {', '.join(differ)})")
-        if kept["settings"]["seed"] != seed + done:
-            raise ValueError(f"{path}: --seed {kept['settings']['seed']} does not follow on from the runs before it "
-                             f"(seeds {seed} to {seed + done - 1}); expected --seed {seed + done}")
-        for r in kept["results"]:
-            if not 0 <= r["split"] < kept["settings"]["splits"]:
-                raise ValueError(f"{path}: split {r['split']} outside its --splits {kept['settings']['splits']}")
-            results.append({**r, "split": done + r["split"]})
-        done += kept["settings"]["splits"]
-    settings = {**first["settings"], "splits": done, "join": [path for path, _ in runs]}
-    return {"commit": ", ".join(dict.fromkeys(k["commit"] for _, k in runs)), "settings": settings,
-            "machine": [k.get("machine") for _, k in runs], "results": results,
-            "first_iterations": first_iterations(results, bool(settings.get("as_authors")))}
-
-
 def figure(result: dict[str, Any], path: str) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -341,24 +287,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--figure", help="write the accuracy-against-time figure (split 0) here")
     p.add_argument("--record", help="write the results record of the kept runs --kept here, run nothing")
     p.add_argument("--kept", nargs="+", default=[], help="kept --json outputs the --record is made from")
-    p.add_argument("--join", nargs="+", default=[],
-                   help="kept --json outputs of one setting at consecutive seeds: write them to --json as one run, "
-                        "run nothing")
     args = p.parse_args(argv)
     if args.record or args.kept:
         if not (args.record and args.kept):
             p.error("--record and --kept go together: the record's path and the kept runs it is made from")
         record_from_kept(p, args.record, lambda: kept_record(args.kept))
-        return 0
-    if args.join:
-        if not args.json or args.figure:
-            p.error("--join writes the joined run to --json (and no --figure)")
-        try:
-            result = joined(args.join)
-        except ValueError as exc:
-            p.error(str(exc))
-        sys.stdout.write(table(result))
-        write_json_atomic(args.json, result, allow_nan=True)
         return 0
     if min(args.iters, args.svi_epochs, args.splits) < 1:
         p.error("--iters, --svi-epochs and --splits must be >= 1")

@@ -122,49 +122,6 @@ def test_as_the_authors_record_it_the_first_iteration_is_the_point_after_the_sta
     assert curves.first_index("svi", True) == 0 and curves.first_index("vi-jj", True) == 1
 
 
-def _first_run(path, seed, firsts, commit="abc1234", **settings):
-    """A kept --as-authors run at ``seed``: per split the first-iteration accuracies of vi-jj and vi-jj-hybrid
-    (each trace: the start at 0.5, the first iteration, a final 0.02 above it)."""
-    results = [{"dataset": "magic", "split": split,
-                "traces": {m: {"method": m, "seconds": [0.0, 1.0, 2.0], "accuracy": [0.5, acc, acc + 0.02]}
-                           for m, acc in (("vi-jj", jj), ("vi-jj-hybrid", hybrid))}}
-               for split, (jj, hybrid) in enumerate(firsts)]
-    chosen = {"datasets": "magic:50", "iters": 2, "svi_epochs": 50, "splits": len(firsts), "seed": seed,
-              "methods": "jj,jj-hybrid", "as_authors": True, "record": None, "kept": [], **settings}
-    path.write_text(json.dumps({"commit": commit, "settings": chosen, "machine": {"cpus": 2}, "results": results}))
-    return str(path)
-
-
-def test_runs_at_consecutive_seeds_join_into_one_run_of_all_their_splits(curves, tmp_path):
-    # an older run, made before --scheme and --kernel existed (their defaults), joins a newer one
-    a = _first_run(tmp_path / "a.json", 0, [(0.80, 0.81), (0.82, 0.80)])
-    b = _first_run(tmp_path / "b.json", 2, [(0.84, 0.85), (0.83, 0.86), (0.85, 0.85)], commit="def5678",
-                   scheme="gpal", kernel=None)
-    run = curves.joined([b, a])  # in any order: the seeds order them
-    assert [r["split"] for r in run["results"]] == [0, 1, 2, 3, 4]
-    assert run["settings"]["splits"] == 5 and run["settings"]["seed"] == 0 and run["settings"]["join"] == [a, b]
-    assert run["commit"] == "abc1234, def5678"
-    lead = run["first_iterations"]["magic"]["hybrid_lead"]["vi-jj"]
-    diffs = np.array([0.01, -0.02, 0.01, 0.03, 0.0])  # the hybrid's first minus vi-jj's, the point after the start
-    assert lead["per_split"] == pytest.approx(diffs)
-    assert (lead["mean"], lead["se"]) == pytest.approx((diffs.mean(), diffs.std(ddof=1) / np.sqrt(5)))
-
-
-def test_a_join_of_other_settings_or_of_seeds_that_overlap_or_leave_a_gap_is_refused(curves, tmp_path, capsys):
-    a = _first_run(tmp_path / "a.json", 0, [(0.80, 0.81), (0.82, 0.80)])
-    for name, seed, settings, message in (
-            ("gap", 3, {}, r"--seed 3 does not follow on from the runs before it \(seeds 0 to 1\); expected --seed 2"),
-            ("overlap", 1, {}, r"--seed 1 does not follow on .*expected --seed 2"),
-            ("iters", 2, {"iters": 3}, r"not a run of .*a.json's setting \(it differs in iters\)"),
-            ("recorded", 2, {"as_authors": False}, r"differs in as_authors")):
-        other = _first_run(tmp_path / f"{name}.json", seed, [(0.84, 0.85), (0.83, 0.86)], **settings)
-        with pytest.raises(ValueError, match=message):
-            curves.joined([a, other])
-    with pytest.raises(SystemExit):
-        curves.main(["--join", a, str(tmp_path / "gap.json")])
-    assert "--join writes the joined run to --json" in capsys.readouterr().err
-
-
 def test_a_run_of_the_first_iteration_alone_judges_the_hybrids_lead_and_no_drop(curves):
     """--iters 1 --as-authors: each trace is the start and the first iteration; nothing after it to drop to."""
     results = [{"dataset": "magic", "split": s,
