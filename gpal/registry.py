@@ -240,7 +240,8 @@ LIKELIHOODS = Registry("likelihood", {
     "logistic_softmax": "gpal.models.likelihoods.logistic_softmax:LogisticSoftmaxLikelihood",
 }, register_with="gpal.register_likelihood")
 
-#: Kernel factories ``n_features -> kernel`` (or, marked ``from_rows``, ``training rows -> kernel``) by name, for
+#: Kernel factories ``n_features -> kernel`` (or, marked by `gpal.models.kernels.starts_from_rows`,
+#: ``training rows, seed -> kernel``) by name, for
 #: settings that cannot hold a kernel object.
 KERNELS = Registry("kernel", {
     "se_ard": "gpal.models.kernels:default_kernel",

@@ -18,7 +18,7 @@ from gpal.registry import KERNELS
 
 __all__ = ["data_spread_lengthscale", "default_kernel", "default_lengthscale", "make_kernel", "matern52_plus_se", "median_distance", "se_ard_plus_noise",
            "se_ard_plus_noise_median", "se_ard_plus_noise_median_log", "se_iso_plus_fixed_white", "se_iso_plus_fixed_white_spread", "se_iso_plus_noise",
-           "se_iso_spread", "se_isotropic", "MILIOS_2018_WHITE"]
+           "se_iso_spread", "se_isotropic", "starts_from_rows", "MILIOS_2018_WHITE"]
 
 #: The initial sigma_0^2 of ``se_ard_plus_noise`` and ``se_iso_plus_noise``: small beside the unit signal variance,
 #: then learned.
@@ -65,13 +65,18 @@ def data_spread_lengthscale(X: np.ndarray) -> float:
     return ell
 
 
+def starts_from_rows(factory):
+    """Mark a kernel factory as one `make_kernel` calls with the training rows and a seed, ``factory(X, seed=...)``,
+    rather than with their width: for starts taken from the data (a median distance, the rows' spread)."""
+    factory.from_rows = True
+    return factory
+
+
+@starts_from_rows
 def se_iso_spread(X: np.ndarray, seed: int = 0) -> gpflow.kernels.SquaredExponential:
     """`se_isotropic` started at `data_spread_lengthscale` of the training rows, as paper 003's authors start it."""
     return gpflow.kernels.SquaredExponential(lengthscales=data_spread_lengthscale(X))
 
-
-#: A kernel factory marked so is called with the training rows (and a seed) instead of their width.
-se_iso_spread.from_rows = True
 
 
 def se_iso_plus_noise(n_features: int) -> gpflow.kernels.Sum:
@@ -101,6 +106,7 @@ def se_iso_plus_fixed_white(n_features: int) -> gpflow.kernels.Sum:
     return se_isotropic(n_features) + white
 
 
+@starts_from_rows
 def se_iso_plus_fixed_white_spread(X: np.ndarray, seed: int = 0) -> gpflow.kernels.Sum:
     """`se_iso_plus_fixed_white` with its length scale started at `data_spread_lengthscale`: paper 003's GPC kernel
     started where its authors start it."""
@@ -108,8 +114,6 @@ def se_iso_plus_fixed_white_spread(X: np.ndarray, seed: int = 0) -> gpflow.kerne
     gpflow.set_trainable(white.variance, False)
     return se_iso_spread(X, seed) + white
 
-
-se_iso_plus_fixed_white_spread.from_rows = True
 
 
 def se_ard_plus_noise(n_features: int) -> gpflow.kernels.Sum:
@@ -153,6 +157,7 @@ def median_distance(X: np.ndarray, seed: int = 0) -> float:
     return median
 
 
+@starts_from_rows
 def se_ard_plus_noise_median(X: np.ndarray, seed: int = 0) -> gpflow.kernels.Sum:
     """``se_ard_plus_noise`` started where paper 001's authors start it, from the training rows X.
 
@@ -170,10 +175,8 @@ def se_ard_plus_noise_median(X: np.ndarray, seed: int = 0) -> gpflow.kernels.Sum
             + gpflow.kernels.White(variance=np.exp(AUTHORS_001_LOG_NOISE_TERM)))
 
 
-#: A kernel factory marked so is called with the training rows (and a seed) instead of their width.
-se_ard_plus_noise_median.from_rows = True
 
-
+@starts_from_rows
 def se_ard_plus_noise_median_log(X: np.ndarray, seed: int = 0) -> gpflow.kernels.Sum:
     """``se_ard_plus_noise_median`` as paper 001's authors code it: its parameters stepped as they step them, and
     their fixed jitter under the noise term.
@@ -199,8 +202,6 @@ def se_ard_plus_noise_median_log(X: np.ndarray, seed: int = 0) -> gpflow.kernels
     return kernel
 
 
-se_ard_plus_noise_median_log.from_rows = True
-
 
 def matern52_plus_se(n_features: int) -> gpflow.kernels.Sum:
     """Paper 000's Table V kernel (its ref. [33]'s): Matern 5/2 + SE, both ARD with variance 5, learned.
@@ -218,7 +219,7 @@ def make_kernel(kernel: "str | gpflow.kernels.Kernel | None", n_features: int, X
                 seed: int = 0) -> gpflow.kernels.Kernel:
     """A fresh kernel for ``n_features`` inputs: a name in ``gpal.registry.KERNELS``, a kernel (copied), None (SE-ARD).
 
-    A name whose factory starts from the training rows (``from_rows``, e.g. ``se_ard_plus_noise_median``) needs
+    A name whose factory starts from the training rows (`starts_from_rows`, e.g. ``se_ard_plus_noise_median``) needs
     ``X``, the standardised training rows, and ``seed`` for its sample of them.
     """
     if kernel is None:

@@ -217,16 +217,16 @@ def _register_log_l_kernel() -> str:
     import gpflow
     import tensorflow_probability as tfp
 
-    from gpal.models.kernels import make_kernel
+    from gpal.models.kernels import make_kernel, starts_from_rows
     from gpal.registry import KERNELS
 
+    @starts_from_rows
     def factory(X, seed: int = 0):
         kernel = make_kernel(LOG_KERNEL["gpal log2"], X.shape[1], X, seed)
         se = kernel.kernels[0]
         se.lengthscales = gpflow.Parameter(se.lengthscales.numpy(), transform=tfp.bijectors.Exp())
         return kernel
 
-    factory.from_rows = True
     KERNELS.register(LOG_L_KERNEL, factory, replace=True)
     return LOG_L_KERNEL
 

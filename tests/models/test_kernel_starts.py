@@ -1,10 +1,12 @@
 """Paper 001's authors' kernel start (`se_ard_plus_noise_median`), against a direct computation."""
 
+import gpflow
 import numpy as np
 import pytest
 
 from gpal.models import build_model
-from gpal.models.kernels import make_kernel, median_distance
+from gpal.models.kernels import make_kernel, median_distance, starts_from_rows
+from gpal.registry import KERNELS
 
 
 def _pairwise_median(X):
@@ -41,6 +43,26 @@ def test_a_start_from_rows_is_refused_without_them_or_from_equal_rows():
     X[0] = 1.0
     with pytest.raises(ValueError, match="median distance between the 10 rows is 0.0: more than half the pairs"):
         make_kernel("se_ard_plus_noise_median", 2, X)
+
+
+def test_a_registered_factory_marked_starts_from_rows_gets_the_rows_and_seed():
+    seen = {}
+
+    @starts_from_rows
+    def from_spread(X, seed=0):
+        seen.update(shape=X.shape, seed=seed)
+        return gpflow.kernels.SquaredExponential(lengthscales=float(X.std()))
+
+    KERNELS.register("test_from_spread", from_spread)
+    try:
+        X = np.random.default_rng(4).normal(size=(20, 3)) * 5.0
+        kernel = make_kernel("test_from_spread", 3, X, seed=7)
+        assert seen == {"shape": (20, 3), "seed": 7}
+        np.testing.assert_allclose(kernel.lengthscales.numpy(), X.std())
+        with pytest.raises(ValueError, match="'test_from_spread' starts from the training rows"):
+            make_kernel("test_from_spread", 3)
+    finally:
+        KERNELS.unregister("test_from_spread")
 
 
 # ---- paper 003's authors' start: mean(std(X)) sqrt(d) of the scaled training rows (`se_iso_spread`)
