@@ -276,7 +276,8 @@ def _authors_code_path(record: Mapping) -> list[tuple[str, ...]]:
 #: The names the authors'-code tables give the study's sides.
 _SIDE_NAMES = {"authors": "authors' code", "gpal": "gpal", "gpal unscaled": "gpal, inputs not rescaled",
                "gpal log": "gpal, log l", "gpal log2": "gpal, log l²",
-               "gpal floor": "gpal, MGP's label flips as theirs", "gpal as authors": "gpal, the workflow's"}
+               "gpal floor": "gpal, MGP's label flips as theirs", "gpal as authors": "gpal, the workflow's",
+               "gpal as authors without floor": "gpal, the workflow's with MGP's label flips as eq. 2"}
 
 
 def _authors_code_kernel(record: Mapping) -> list[tuple[str, ...]]:
@@ -304,8 +305,9 @@ _AUTHORS_CODE_PAIRS = (("NIMGP-FO", "MGP"), ("NIMGP", "MGP"), ("NIMGP-FO", "NIMG
 def _authors_code_001_paired(record: Mapping, main: str = "gpal") -> list[tuple[str, ...]]:
     """The authors'-code run split by split: gpal's (its side ``main``) test NLL minus the authors' code's for each
     method, then each side's pairs of methods (`_AUTHORS_CODE_PAIRS`), and where the record has the side "gpal floor"
-    (MGP's label flips as the authors' MGP spreads them), gpal's pairs against that MGP: mean and 95 % t interval over
-    the splits both sides ran."""
+    (MGP's label flips as the authors' MGP spreads them), gpal's pairs against that MGP, and where it has "gpal as
+    authors without floor" (the workflow's MGP with eq. 2's flips), ``main``'s pairs against that MGP: mean and 95 % t
+    interval over the splits both sides ran."""
     from labkit.verdicts import interval
 
     by = {(u["method"], u["split"], u["side"]): u["nll"] for u in record["units"]}
@@ -328,6 +330,11 @@ def _authors_code_001_paired(record: Mapping, main: str = "gpal") -> list[tuple[
         rows += [row(f"gpal: {a} − MGP with the authors' label flips", (a, "gpal"), ("MGP", "gpal floor"))
                  for a in ("NIMGP-FO", "NIMGP") if a in methods]
         rows.append(row("gpal: MGP with the authors' label flips − MGP", ("MGP", "gpal floor"), ("MGP", "gpal")))
+    if "gpal as authors without floor" in record["settings"].get("sides", ()):
+        eq2 = ("MGP", "gpal as authors without floor")
+        rows += [row(f"{name}: {a} − MGP with eq. 2's label flips", (a, main), eq2)
+                 for a in ("NIMGP-FO", "NIMGP") if a in methods]
+        rows.append(row(f"{name}: MGP − MGP with eq. 2's label flips", ("MGP", main), eq2))
     return [r for r in rows if r is not None]
 
 

@@ -83,14 +83,17 @@ METHODS = {"MGP": ("gp_input_noise.mgpc", "MGPC"), "NIMGP": ("gp_input_noise.nim
 #: a difference from the authors' code set as theirs (that floor, their kernel: log l^2 and log sigma^2 stepped, their
 #: jitter under the noise term), on the inputs as their scripts give them (``standardize=False``: the rows here are
 #: theirs, scaled on the clean rows before the noise, where the workflow's data sets arrive in their own units).
-SIDES = ("authors", "gpal", "gpal unscaled", "gpal log", "gpal log2", "gpal floor", "gpal as authors")
+#: "gpal as authors without floor": that side with MGP's label flips spread over the other classes, as eq. 2
+#: and the authors' other methods spread them, to measure the floor with their kernel (MGP only).
+SIDES = ("authors", "gpal", "gpal unscaled", "gpal log", "gpal log2", "gpal floor", "gpal as authors",
+         "gpal as authors without floor")
 #: The "gpal" side: the workflow's parameters with gpal's own choice for the two differences the workflow has since
 #: taken the authors' for (the kernel stepped through GPflow's softplus, MGP's flips over the others), and the noisy
 #: rows scaled again as the workflow scales them: its defaults when the records' "gpal" units were made, which the
 #: other sides change one by one.
 GPAL_OWN = {"kernel": "se_ard_plus_noise_median", "standardize": True}
 #: The sides that differ from "gpal" for MGP only.
-MGP_ONLY_SIDES = ("gpal floor",)
+MGP_ONLY_SIDES = ("gpal floor", "gpal as authors without floor")
 #: Each logarithmic side's kernel: "gpal log2" is gpal's kernel option for the authors' parameterisation, "gpal log"
 #: the same with the length scales stepped as log l (`_register_log_l_kernel`).
 LOG_KERNEL = {"gpal log": None, "gpal log2": "se_ard_plus_noise_median_log"}
@@ -235,6 +238,9 @@ def side_params(side: str, method: str, shipped: dict[str, Any]) -> dict[str, An
     """The parameters of gpal's ``side`` (`SIDES`) for ``method``, from those the shipped workflow gives it."""
     if side == "gpal as authors":
         return {**shipped, "standardize": False}
+    if side == "gpal as authors without floor":
+        return {**shipped, "standardize": False, "likelihood_options": {
+            k: v for k, v in shipped["likelihood_options"].items() if k != "flip_spread"}}
     params = {**shipped, **GPAL_OWN, "likelihood_options": {
         k: v for k, v in shipped["likelihood_options"].items() if k != "flip_spread"}}
     if side == "gpal unscaled":

@@ -43,3 +43,18 @@ def test_the_split_is_standardised_on_its_training_rows_then_noised(study, tmp_p
     np.testing.assert_allclose(clean.std(0), 1.0)
     np.testing.assert_allclose((X_test - eps[test]) * X[train].std(0) + X[train].mean(0), X[test])
     assert n_rows == 40 and np.array_equal(y_train, Y[train]) and np.array_equal(y_test, Y[test])
+
+
+def test_the_floor_sides_change_mgps_label_flips_alone(study):
+    """"gpal floor" and "gpal as authors without floor" each differ from the side they start from in MGP's
+    flip_spread only, and give every other method that side's parameters."""
+    shipped = {m: study.gpal_params(m, 900, 1000) for m in ("MGP", "NIMGP-FO")}
+    assert shipped["MGP"]["likelihood_options"]["flip_spread"] == "all"  # the workflow runs the authors' MGP
+    for side, base, mgp_spread in (("gpal as authors without floor", "gpal as authors", None),
+                                   ("gpal floor", "gpal", "all")):
+        for method, params in shipped.items():
+            here, there = study.side_params(side, method, params), study.side_params(base, method, params)
+            assert {k: v for k, v in here.items() if k != "likelihood_options"} == \
+                   {k: v for k, v in there.items() if k != "likelihood_options"}
+            spread = here["likelihood_options"].get("flip_spread")
+            assert spread == (mgp_spread if method == "MGP" else there["likelihood_options"].get("flip_spread"))
