@@ -37,7 +37,8 @@ The claims of a paper are declared once, in ``lab/pages/records/papers/claims/<N
 
 A check is one of three kinds (``kind``, default ``order``), judged by `labkit.verdicts`:
 ``order`` (every method of ``better`` ahead of every method of ``worse``, per setting; by more than
-``margin`` where one is declared), ``alike``
+``margin`` where one is declared; a negative margin asks only that it be behind by less, as a claim of
+"competitive or superior" does), ``alike``
 (every two of ``methods`` within ``margin`` by TOST), ``values`` (gpal's numbers of ``methods``
 against the paper's; reproduced only within a declared ``margin``).  A margin is in the metric's
 units and belongs to the claim, declared before the run it judges.  A ``record`` names a results record
@@ -119,7 +120,9 @@ def _counted(counts: Counter, margin: float | None) -> str:
     shown = [v for v in _SHOWN if counts[v]]
     words = {**_WORD, "differs": "differs" if counts["differs"] == 1 else "differ"}
     text = ", ".join(f"{counts[v]} " + words.get(v, v).format(margin=f"{margin:g}" if margin else "") for v in shown)
-    if margin is not None and not {"alike", "apart"} & set(shown):
+    if margin is not None and margin < 0:
+        text += f" (behind by less than {-margin:g} counts for the claim)"
+    elif margin is not None and not {"alike", "apart"} & set(shown):
         text += f" (margin ±{margin:g})"
     return text
 
@@ -177,8 +180,9 @@ def _parse_check(where: str, check: Any) -> dict:
         raise ValueError(f"{where}.methods: an '{kind}' check needs {'one' if kind == 'values' else 'two'} or more")
     margin = check.get("margin")
     if margin is not None and (isinstance(margin, bool) or not isinstance(margin, (int, float))
-                               or not math.isfinite(margin) or margin <= 0):
-        raise ValueError(f"{where}.margin must be a positive number (in the metric's units); got {margin!r}")
+                               or not math.isfinite(margin) or margin == 0 or (margin < 0 and kind != "order")):
+        raise ValueError(f"{where}.margin must be a positive number (in the metric's units; an 'order' check's may "
+                         f"be negative: behind by less than it); got {margin!r}")
     parsed["margin"] = None if margin is None else float(margin)
     return parsed
 

@@ -56,6 +56,19 @@ def test_order_verdicts_follow_the_pair_rule():
     assert verdict == "not comparable" and evidence.endswith("; another machine")
 
 
+def test_an_order_with_a_negative_margin_asks_only_not_behind_by_more():
+    """"Competitive or superior": A behind B by less than the margin is enough; behind by more contradicts."""
+    def competitive(settings, margin):
+        claim = _claim(settings)
+        claim["checks"][0]["margin"] = margin
+        return judge_claim(claim, RESULTS)[0]
+
+    assert competitive(["c"], -0.5) == "reproduced"  # level within the noise, far inside the margin
+    assert competitive(["b"], -0.1) == "contradicted"  # A's NLL 0.3 above B's
+    assert competitive(["b"], -0.5) == "reproduced"
+    assert competitive(["c"], None) == "not resolved at this budget"
+
+
 def test_a_one_split_or_empty_record_is_refused_with_the_claim_named():
     with pytest.raises(ValueError, match=r"009\.yaml: claims\[0\]\.checks\[0\]: wf d/A vs B/nll \(A\): a verdict "
                                          r"needs two or more repeats"):
