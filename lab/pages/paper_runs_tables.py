@@ -909,6 +909,11 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper002_first_iterations_magic18_authors.json",
         ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
         _first_iterations),
+    "izmailov_first_authors_18_gplib_kernel": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_curves",
+        "lab/studies/records/papers/paper002_first_iterations_magic18_authors_gplib_kernel.json",
+        ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
+        _first_iterations),
     "izmailov_all_rows": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves", "lab/pages/records/papers/tables/paper002_curves.json",
         ("method", "final accuracy", "final NLL", "final ECE"), ("---", "---", "---", "---"), _all_rows),
