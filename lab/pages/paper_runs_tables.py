@@ -363,6 +363,17 @@ def _uci_adam_paired(record: Mapping) -> list[tuple[str, ...]]:
             if (r := rows.get((dataset, b)))]
 
 
+def _uci_eq2_paired(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 001's MGP with eq. 2's label flips (over the other classes; the run) set split by split against the
+    shipped run's MGP (the authors' flips, over all classes), NIMGP-FO and NIMGP, every other setting the same."""
+    rows = {(r["dataset"], r["against"]): r for r in record["paired"]["rows"]
+            if r["metric"] == "nll" and r["method"] == "MGP"}
+    return [(dataset.replace("/noise_", "/"), "MGP (eq. 2's flips) − " + (f"{b} (the authors' flips)" if b == "MGP" else b),
+             str(len(r["splits"])), _interval((r["mean"], r["low"], r["high"])))
+            for dataset in dict.fromkeys(d for d, _ in rows) for b in ("MGP", "NIMGP-FO", "NIMGP")
+            if (r := rows.get((dataset, b)))]
+
+
 def _nll_rows(record: Mapping) -> dict:
     """A comparison record's NLL rows by (setting, method), in the record's order."""
     return {(r["setting"], r["method"]): r for r in record["rows"] if r["metric"] == "nll"}
@@ -841,6 +852,11 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper001_uci_waveform_authors_adam_vs_q.json",
         ("setting", "test NLL, NIMGP with the authors' Adam − each method with gpal's", "splits",
          "mean, 95 % t interval"), ("---", "---", "---:", "---"), _uci_adam_paired),
+    **{f"uci_eq2_{name}": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
+        f"lab/studies/records/papers/paper001_uci_{name}_runs.json",
+        ("setting", "test NLL, paired by split", "splits", "mean, 95 % t interval"), ("---", "---", "---:", "---"),
+        _uci_eq2_paired) for name in ("waveform_eq2_025", "waveform_eq2_050", "wine_eq2")},
     "uci_authors_code": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE,
         ("method", "split", "authors' code: error / NLL", "gpal, the workflow's: error / NLL",
