@@ -12,14 +12,15 @@ minus without, split by split (same split, same seed), as mean ± SE and the 95 
 
 The units keep no learned delta, so ``--learned-delta DATASET ...`` refits split 0 of each named set, each
 likelihood, both sides, one split at a time with the runs' settings and seed, and reports delta after training
-beside the test NLL of the refit and of the run's unit (the workflow trains its splits batched, so the two agree
-only to the batched arithmetic: the check that the refit is the run's fit).
+beside the test NLL of the refit and of the run's unit, which agree when the refit is the run's fit
+(``--learned-delta-kept FILE`` keeps the refits, so a rerun fits only those missing).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -75,9 +76,11 @@ def paired(without: Path, with_prior: Path) -> list[dict]:
     return rows
 
 
-def learned_delta(without: Path, with_prior: Path, datasets: list[str]) -> list[dict]:
+def learned_delta(without: Path, with_prior: Path, datasets: list[str], kept: Path | None = None) -> list[dict]:
     """delta after training on split 0 of each of ``datasets``, step / probit / logit, without and with the prior,
-    refitted one split at a time with the runs' settings (their ``workflow.json``) and the unit's seed."""
+    refitted one split at a time with the runs' settings (their ``workflow.json``) and the unit's seed.  With
+    ``kept``, each refit is written there as it ends and a rerun takes the refits it finds instead of fitting again
+    (the units' NLL is read afresh)."""
     from gpal import NoisyGPClassifier
     from gpal.data.registry import load_dataset
     from gpal.evaluation.metrics import negative_log_likelihood
@@ -86,6 +89,8 @@ def learned_delta(without: Path, with_prior: Path, datasets: list[str]) -> list[
 
     config = json.loads((without / "workflow.json").read_text())
     training, protocol, seed = config["training"], config["protocol"], config["seed"]
+    done = {(r["dataset"], r["likelihood"], r["side"]): r
+            for r in (json.loads(kept.read_text()) if kept is not None and kept.is_file() else [])}
     rows = []
     for name in datasets:
         if name not in config["datasets"]:
@@ -100,16 +105,23 @@ def learned_delta(without: Path, with_prior: Path, datasets: list[str]) -> list[
                 if unit is not None and unit["estimator_seed"] != unit_seed:
                     raise SystemExit(f"{run / name}: svgp-{lik} split 0 has seed {unit['estimator_seed']}, "
                                      f"the refit's is {unit_seed}")
-                options = None if prior is None else {"likelihood_options": {"delta_prior": prior}}
-                spec = method_spec(f"svgp-{lik}", train.n_samples, training["epochs"], training["iters"],
-                                   training["num_inducing"], kernel=training["kernel"], options=options,
-                                   n_rows=ds.n_samples)
-                clf = NoisyGPClassifier(**spec, random_state=unit_seed).fit(train.X, train.y)
-                nll = negative_log_likelihood(test.y, clf.predict_proba(test.X))
-                rows.append({"dataset": name, "classes": int(ds.n_classes), "likelihood": lik, "side": side,
-                             "split": int(split.index), "delta": float(clf.model_.likelihood.delta.numpy()),
-                             "refit_nll": float(nll), "unit_nll": None if unit is None else unit["nll"]})
-                print(f"| {name} | {lik} | {side} | {rows[-1]['delta']:.4g} | {nll:.4f} | "
+                row = done.get((name, lik, side))
+                if row is None:
+                    options = None if prior is None else {"likelihood_options": {"delta_prior": prior}}
+                    spec = method_spec(f"svgp-{lik}", train.n_samples, training["epochs"], training["iters"],
+                                       training["num_inducing"], kernel=training["kernel"], options=options,
+                                       n_rows=ds.n_samples)
+                    cpu = time.process_time()
+                    clf = NoisyGPClassifier(**spec, random_state=unit_seed).fit(train.X, train.y)
+                    nll = negative_log_likelihood(test.y, clf.predict_proba(test.X))
+                    row = {"dataset": name, "classes": int(ds.n_classes), "likelihood": lik, "side": side,
+                           "split": int(split.index), "delta": float(clf.model_.likelihood.delta.numpy()),
+                           "refit_nll": float(nll), "cpu_seconds": time.process_time() - cpu}
+                    done[(name, lik, side)] = row
+                    if kept is not None:
+                        kept.write_text(json.dumps(list(done.values()), indent=1) + "\n", encoding="utf-8")
+                rows.append({**row, "unit_nll": None if unit is None else unit["nll"]})
+                print(f"| {name} | {lik} | {side} | {row['delta']:.4g} | {row['refit_nll']:.4f} | "
                       f"{'–' if unit is None else format(unit['nll'], '.4f')} |", flush=True)
     return rows
 
@@ -132,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=Path, help="a JSON file of the two runs' commands and times, kept in the record")
     parser.add_argument("--learned-delta", nargs="+", default=[], metavar="DATASET",
                         help="refit split 0 of these sets, both sides, and report the learned delta")
+    parser.add_argument("--learned-delta-kept", type=Path, help="a JSON file keeping the refits, reused on a rerun")
     args = parser.parse_args(argv)
     _check_sides(args.without, args.with_prior)
     rows = paired(args.without, args.with_prior)
@@ -139,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.learned_delta:
         print("| data set | likelihood | prior | learned delta | refit test NLL | unit test NLL |")
         print("|---|---|---|---:|---:|---:|")
-        deltas = learned_delta(args.without, args.with_prior, args.learned_delta)
+        deltas = learned_delta(args.without, args.with_prior, args.learned_delta, args.learned_delta_kept)
     print("| data set | likelihood | metric | splits | without | with | with - without, mean ± SE | 95 % t interval |")
     print("|---|---|---|---:|---:|---:|---|---|")
     for r in rows:
