@@ -38,12 +38,13 @@ def _units(folder: Path, method: str) -> dict[int, dict]:
 
 def _check_sides(without: Path, with_prior: Path) -> None:
     """Each run's svgp- methods with the prior where they should have it (its ``workflow.json``), and nothing else
-    of the runs' settings different, or the script ends naming what."""
+    of the runs' settings different, or the script ends naming what.  The workflow file's prose (title,
+    description) and its path are not settings: a run resumed after they changed is the same run."""
     settings = []
     for run, wanted in ((without, None), (with_prior, PRIOR)):
         config = json.loads((run / "workflow.json").read_text())
         options = config.get("method_options") or {}
-        settings.append({k: v for k, v in config.items() if k not in ("method_options", "out")})
+        settings.append({k: v for k, v in config.items() if k not in ("method_options", "out", "title", "description", "source")})
         for lik in LIKELIHOODS:
             got = ((options.get(f"svgp-{lik}") or {}).get("likelihood_options") or {}).get("delta_prior")
             if got != wanted:

@@ -111,6 +111,9 @@ def test_prior_study_pairs_with_minus_without_by_split(tmp_path):
     assert rows[("logit", "accuracy")]["per_split"] == pytest.approx([0.0, 0.01, 0.0])  # accuracy = 1 - error
     with pytest.raises(SystemExit, match="svgp-step has delta_prior None, expected"):
         study._check_sides(without, without)
+    config = json.loads((with_prior / "workflow.json").read_text())  # the workflow's prose is no setting
+    (with_prior / "workflow.json").write_text(json.dumps({**config, "description": "reworded", "source": "/elsewhere"}))
+    study._check_sides(without, with_prior)
     other = _prior_run(tmp_path / "other", [0.2, 5], [0.3] * 3, [0.1] * 3, datasets=("magic",))
     with pytest.raises(SystemExit, match=r"differ in \['datasets'\], not only in the prior"):
         study._check_sides(without, other)
