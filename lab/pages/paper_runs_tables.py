@@ -572,6 +572,21 @@ def _delta_prior(record: Mapping) -> list[tuple[str, ...]]:
              f"{row['with']:.4f}", difference(row), interval(row)) for row in record["rows"]]
 
 
+def _delta_prior_learned(record: Mapping) -> list[tuple[str, ...]]:
+    """The flip rate each side learned on one split (``bench_paper000_prior.py --learned-delta``'s refits), beside the
+    refit's test NLL and the run's unit's, per data set and likelihood."""
+    sides: dict[tuple[str, str], dict[str, Mapping]] = {}
+    for row in record["learned_delta"]:
+        sides.setdefault((row["dataset"], row["likelihood"]), {})[row["side"]] = row
+
+    def unit(row: Mapping) -> str:
+        return "–" if row["unit_nll"] is None else f"{row['unit_nll']:.4f}"
+
+    return [(dataset, lik, str(pair["without"]["split"]), f"{pair['without']['delta']:.4g}", f"{pair['with']['delta']:.4g}",
+             f"{pair['without']['refit_nll']:.4f} / {unit(pair['without'])}",
+             f"{pair['with']['refit_nll']:.4f} / {unit(pair['with'])}") for (dataset, lik), pair in sides.items()]
+
+
 def _methods_of_run(record: Mapping) -> list[tuple[str, ...]]:
     """A papers run's methods as ``bench_paper_runs.py`` recorded them: error, NLL, ECE and training seconds, mean ±
     SE over the splits."""
@@ -999,6 +1014,10 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/000_liu.md", "paper000_prior", "lab/studies/records/papers/paper000_prior.json",
         ("data set", "likelihood", "metric", "splits", "without", "with", "with − without, mean ± SE",
          "95 % t interval"), ("---", "---", "---", "---:", "---:", "---:", "---", "---"), _delta_prior),
+    "delta_prior_learned": StudyTable(
+        "papers/000_liu.md", "paper000_prior", "lab/studies/records/papers/paper000_prior.json",
+        ("data set", "likelihood", "split", "δ without", "δ with", "test NLL without: refit / unit",
+         "with: refit / unit"), ("---", "---", "---:", "---:", "---:", "---", "---"), _delta_prior_learned),
     "fig_4_delta": PrintedTable(
         "papers/000_liu.md", "paper000_delta",
         "python lab/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_10"),

@@ -111,6 +111,9 @@ def test_prior_study_pairs_with_minus_without_by_split(tmp_path):
     assert rows[("logit", "accuracy")]["per_split"] == pytest.approx([0.0, 0.01, 0.0])  # accuracy = 1 - error
     with pytest.raises(SystemExit, match="svgp-step has delta_prior None, expected"):
         study._check_sides(without, without)
+    config = json.loads((with_prior / "workflow.json").read_text())  # the workflow's prose is no setting
+    (with_prior / "workflow.json").write_text(json.dumps({**config, "description": "reworded", "source": "/elsewhere"}))
+    study._check_sides(without, with_prior)
     other = _prior_run(tmp_path / "other", [0.2, 5], [0.3] * 3, [0.1] * 3, datasets=("magic",))
     with pytest.raises(SystemExit, match=r"differ in \['datasets'\], not only in the prior"):
         study._check_sides(without, other)
@@ -123,3 +126,16 @@ def test_prior_study_keeps_a_single_split_without_an_interval(tmp_path):
     row = next(r for r in study.paired(without, with_prior) if r["metric"] == "nll")
     assert row["mean"] == pytest.approx(-0.01) and row["se"] is None and study.interval(row) == "–"
     assert study.difference(row) == "-1.0e-02"
+
+
+def test_prior_study_refits_only_a_set_the_runs_ran(tmp_path):
+    study = repository_script("lab/studies/bench_paper000_prior.py")
+    without = _prior_run(tmp_path / "without", None, [0.30], [0.10])
+    with_prior = _prior_run(tmp_path / "with", [0.2, 5], [0.29], [0.10])
+    for folder in (without, with_prior):  # the settings a refit reads from the run
+        config = json.loads((folder / "workflow.json").read_text())
+        config.update(training={"epochs": 1, "iters": 1, "num_inducing": 4, "kernel": None}, protocol={"test_size": 0.1})
+        (folder / "workflow.json").write_text(json.dumps(config))
+    with pytest.raises(SystemExit, match=r"--learned-delta magic: the runs' data sets are \['ringnorm'\]"):
+        study.learned_delta(without, with_prior, ["magic"])
+

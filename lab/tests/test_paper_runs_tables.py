@@ -165,6 +165,17 @@ def test_a_study_table_reads_its_studys_record_at_the_shown_precision():
     assert "`lab/studies/paper000_curves.yaml`" in render_table("gpcsm_early")
 
 
+def test_the_learned_delta_table_pairs_the_sides_of_each_likelihood():
+    row = {"dataset": "waveform_noise", "classes": 3, "split": 0, "refit_nll": 0.3, "unit_nll": 0.31}
+    record = {"learned_delta": [{**row, "likelihood": "step", "side": "without", "delta": 0.0123},
+                                {**row, "likelihood": "step", "side": "with", "delta": 0.00456, "unit_nll": None},
+                                {**row, "likelihood": "probit", "side": "with", "delta": 0.002},
+                                {**row, "likelihood": "probit", "side": "without", "delta": 0.003}]}
+    assert paper_runs_tables._delta_prior_learned(record) == [
+        ("waveform_noise", "step", "0", "0.0123", "0.00456", "0.3000 / 0.3100", "0.3000 / –"),
+        ("waveform_noise", "probit", "0", "0.003", "0.002", "0.3000 / 0.3100", "0.3000 / 0.3100")]
+
+
 def test_a_study_table_of_a_record_its_study_does_not_list_is_refused(monkeypatch):
     table = TABLES["gpcsm_early"]
     monkeypatch.setitem(TABLES, "gpcsm_early", StudyTable(table.page, "paper000_delta", table.record, table.head,

@@ -223,11 +223,13 @@ def test_likelihood_options_add_to_what_makes_the_method(cl):
     assert cl.method_spec("svgp-logit", 100, 1, 1, 5, options=prior)["likelihood_options"] == prior["likelihood_options"]
 
 
-def test_paper_000s_workflows_take_the_authors_prior_on_the_flip_rate():
+def test_paper_000s_workflows_default_to_the_authors_prior_on_the_flip_rate_and_take_gpals_none():
     papers = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "papers"
-    prior = "method_options={svgp-step: {likelihood_options: {delta_prior: [0.2, 5]}}}"
+    authors = {"likelihood_options": {"delta_prior": [0.2, 5]}}
     for name in ("000_tables_3_4.yaml", "000_table_5.yaml", "000_fig_4.yaml"):
-        config = load_workflow(papers / name, [prior]).config
-        assert config["method_options"]["svgp-step"]["likelihood_options"] == {"delta_prior": [0.2, 5]}
+        config = load_workflow(papers / name).config
+        assert config["method_options"] == {m: authors for m in ("svgp-step", "svgp-probit", "svgp-logit")}
+        assert load_workflow(papers / name, ["method_options={}"]).config["method_options"] == {}  # gpal's own
+    prior = "method_options={svgp-step: {likelihood_options: {delta_prior: [0.2, 5]}}}"
     with pytest.raises(WorkflowError, match=r"likelihood_options\['delta_prior'\]\[0\] must be a finite number > 0"):
         load_workflow(papers / "000_tables_3_4.yaml", [prior.replace("0.2", "0")])
