@@ -65,7 +65,7 @@ def test_gpal_network_still_starts_at_the_label_free_posterior():
     X, y, V = _rows()
     q_mean, q_var = strategy.q_moments(_t(X), _t(V), *strategy.offsets(_t(X), _t(y), tf.range(len(y))))
     s = strategy.prior_variance
-    np.testing.assert_allclose(q_mean.numpy(), X * s / (V + s), rtol=1e-12)
+    np.testing.assert_allclose(q_mean.numpy(), X, rtol=1e-12)  # the broad prior's base: mean x~, variance V s / (V + s)
     np.testing.assert_allclose(q_var.numpy(), V * s / (V + s), rtol=1e-12)
 
 
