@@ -316,6 +316,22 @@ _AUTHORS_CODE = "lab/studies/records/papers/paper001_authors_waveform.json"
 _AUTHORS_CODE_PAIRS = (("NIMGP-FO", "MGP"), ("NIMGP", "MGP"), ("NIMGP-FO", "NIMGP"))
 
 
+def _authors_code_nn_tables(suffix: str) -> dict[str, StudyTable]:
+    """NIMGP-NN in the authors' code beside gpal's with the workflow's parameters (their network, q_x_form free), one
+    record a level (``suffix``: "" at 0.25, "_050" at 0.5): split by split, and gpal minus their code over the splits."""
+    page, study = "papers/001_villacampa_calvo.md", "paper001_authors"
+    record = _AUTHORS_CODE.replace(".json", f"_nn{suffix}.json")
+    return {
+        f"uci_authors_code_nn{suffix}": StudyTable(
+            page, study, record, ("method", "split", "authors' code: error / NLL", "gpal, the workflow's: error / NLL",
+                                  "gpal, the workflow's − authors' code, NLL"), ("---", "---:", "---", "---", "---"),
+            partial(_authors_code_001, main="gpal as authors")),
+        f"uci_authors_code_nn{suffix}_paired": StudyTable(
+            page, study, record, ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"),
+            partial(_authors_code_001_paired, main="gpal as authors")),
+    }
+
+
 def _authors_code_001_paired(record: Mapping, main: str = "gpal") -> list[tuple[str, ...]]:
     """The authors'-code run split by split: gpal's (its side ``main``) test NLL minus the authors' code's for each
     method, then each side's pairs of methods (`_AUTHORS_CODE_PAIRS`), and where the record has the side "gpal floor"
@@ -879,6 +895,8 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_050.json"),
         ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"),
         partial(_authors_code_001_paired, main="gpal as authors")),
+    **_authors_code_nn_tables(""),
+    **_authors_code_nn_tables("_050"),
     "uci_authors_code_log": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_log.json"),
         ("method", "split", "authors' code: error / NLL", "gpal: error / NLL", "gpal − authors' code, NLL",
