@@ -896,6 +896,7 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"),
         partial(_authors_code_001_paired, main="gpal as authors")),
     **_authors_code_nn_tables(""),
+    **_authors_code_nn_tables("_050"),
     "uci_authors_code_log": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_log.json"),
         ("method", "split", "authors' code: error / NLL", "gpal: error / NLL", "gpal − authors' code, NLL",
