@@ -32,8 +32,9 @@ INPUT_PRIORS = ("broad", "population")
 #: How a sparse GP's inducing inputs start (``gpal.models.svgp.build_model``), the default first: gpal's k-means
 #: centres shared by the latent functions, or paper 001's authors' own random training rows per latent function.
 INDUCING_STARTS = ("kmeans", "random_per_latent")
-#: How NIMGP's q(x_i) is parameterised (``gpal.models.input_noise.LatentInputs``), the default first: relative to
-#: p(x_i | x~_i) (gpal's), or a free mean and log-variance per row from x~_i and 1e-5 (paper 001's authors').
+#: How NIMGP's and NIMGP-NN's q(x_i) is parameterised (``gpal.models.input_noise.LatentInputs``,
+#: ``AmortizedInputs``), the default first: relative to p(x_i | x~_i) (gpal's), or an absolute mean and log-variance
+#: (paper 001's authors': free per row from x~_i and 1e-5; from two networks started near N(0, I)).
 Q_X_FORMS = ("relative", "free")
 #: How Adam moves NIMGP's q(x_i) table (``gpal.training.adam.RowAdam``), the default first: only the minibatch's rows,
 #: each row's moments and bias correction its own (gpal's), or every row at every step with a zero gradient for the

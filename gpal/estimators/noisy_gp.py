@@ -174,9 +174,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         as paper 003's authors hold their GPC's; held, they cover the data only as well as their start does.
         The conjugate schemes take theirs in ``inference_options``.
     q_x_form : "relative" | "free"
-        how NIMGP (``input_noise="latent"``) parameterises each training row's q(x_i): relative to p(x_i | x~_i),
-        where it starts (gpal's default), or as paper 001's authors do, a free mean and log-variance started at
-        the noisy input and a variance of 1e-5.  Other strategies take only "relative".
+        how NIMGP and NIMGP-NN (``input_noise="latent"``, ``"amortized"``) parameterise each training row's q(x_i):
+        relative to p(x_i | x~_i), where it starts (gpal's default), or as paper 001's authors do, an absolute mean
+        and log-variance: NIMGP's free per row, started at the noisy input and a variance of 1e-5; NIMGP-NN's from
+        two networks of (x~_i, y_i), one for each, started near N(0, I).  Other strategies take only "relative".
     q_x_update : "batch_rows" | "every_row"
         how Adam moves NIMGP's q(x_i) table: only the rows of each minibatch, each row with its own moments and step
         count (gpal's default: a step costs the batch, not the training set), or every row at every step, the rows

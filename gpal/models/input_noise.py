@@ -26,7 +26,8 @@ it starts at that posterior (for the broad prior, m = x~ and V~ = V s / (V + s))
 noiseless dimensions V~ = 0 pins it to x~; and a, b stay well scaled whatever the size of
 the error bars.  NIMGP also takes paper 001's authors' form (``q_x_form="free"``): mean x~ + a,
 variance 1e-5 exp(b), i.e. a free mean and log-variance per row started at x~ and 1e-5, whose
-Adam steps are in the inputs' own units, whatever the error bars.
+Adam steps are in the inputs' own units, whatever the error bars.  NIMGP-NN's ``q_x_form="free"`` is
+the authors' network: two networks, whose outputs are q(x_i)'s mean and log-variance themselves.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ class InputNoise(gpflow.base.Module):
     #: ``"natural_gradient"``), which model exact inputs, can train a model of this strategy.
     conjugate_inference = False
     #: The parameterisations of q(x_i) the strategy takes (``q_x_form``, `gpal.registry.Q_X_FORMS`); one
-    #: without a q(x_i) per row has only the default, which changes nothing for it.
+    #: without a q(x_i) has only the default, which changes nothing for it.
     q_x_forms: tuple[str, ...] = Q_X_FORMS[:1]
     #: How Adam may move the q(x_i) table (``q_x_update``, `gpal.registry.Q_X_UPDATES`); likewise only the default
     #: for a strategy without one.
@@ -484,9 +485,13 @@ class LatentInputs(_GaussianInputs):
 
 
 class AmortizedInputs(_GaussianInputs):
-    """NIMGP-NN: (a_i, b_i) = network(x~_i, one-hot y_i); a ReLU MLP with a zero output layer.
+    """NIMGP-NN: q(x_i) from a ReLU network of (x~_i, one-hot y_i).
 
-    The zero output layer makes q(x_i) start at N(x~_i, V~_i) for every point.
+    gpal's network (``q_x_form="relative"``) gives the offsets (a_i, b_i) from p(x_i | x~_i); its zero output layer
+    makes q(x_i) start there for every point.  ``q_x_form="free"`` is paper 001's authors' (GPInputNoise at 0e9268a,
+    gp_input_noise/nimgpc_nn_learn_noise.py 17-60, 123-126): two networks sharing nothing, one for the mean of
+    q(x_i) and one for its log-variance, absolute rather than offsets, every weight and bias drawn from a normal of
+    spread ``FREE_NETWORK_START_SPREAD`` truncated at two spreads, so q(x_i) starts near N(0, I).
 
     Examples
     --------
@@ -496,9 +501,13 @@ class AmortizedInputs(_GaussianInputs):
     [(5, 8), (8, 4)]
     >>> strategy.per_point_variables                       # nothing grows with the training set
     ()
+    >>> free = AmortizedInputs(num_features=2, num_classes=3, hidden_sizes=(8,), q_x_form="free")
+    >>> [tuple(w.shape) for w in free.weights], [tuple(w.shape) for w in free.log_variance_weights]
+    ([(5, 8), (8, 2)], [(5, 8), (8, 2)])
     """
 
     name = "amortized"
+    q_x_forms = Q_X_FORMS
 
     def __init__(
         self,
@@ -508,36 +517,57 @@ class AmortizedInputs(_GaussianInputs):
         prior_variance: float = BROAD_PRIOR_VARIANCE,
         seed: int = 0,
         population_prior: "MixturePrior | dict | None" = None,
+        q_x_form: str = Q_X_FORMS[0],
     ):
         super().__init__(prior_variance, name=self.name, population_prior=population_prior)
         hidden_sizes = tuple(int(h) for h in hidden_sizes)
         if any(h < 1 for h in hidden_sizes):
             raise ValueError(f"hidden_sizes must be positive integers; got {hidden_sizes}")
+        self.q_x_form = OneOf(Q_X_FORMS).check("q_x_form", q_x_form)
         self.num_features = int(num_features)
         self.num_classes = int(num_classes)
         self.hidden_sizes = hidden_sizes
         self.seed = int(seed)
         rng = np.random.default_rng([self.seed, 7])
-        sizes = (self.num_features + self.num_classes, *hidden_sizes, 2 * self.num_features)
-        weights, biases = [], []
-        for k, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
-            last = k == len(sizes) - 2
-            limit = 0.0 if last else math.sqrt(6.0 / (n_in + n_out))  # Glorot uniform, zero output layer
-            weights.append(tf.Variable(rng.uniform(-limit, limit, (n_in, n_out)), dtype=tf.float64, name=f"W{k}"))
-            biases.append(tf.Variable(np.zeros(n_out), dtype=tf.float64, name=f"b{k}"))
-        self.weights = weights
-        self.biases = biases
+        d = self.num_features
+        if self.q_x_form == "relative":
+            self.weights, self.biases = _relative_network(rng, (d + self.num_classes, *hidden_sizes, 2 * d), "")
+        else:
+            # the mean's network keeps the names weights / biases, so that a saved relative fit's paths keep theirs
+            self.weights, self.biases = _free_network(rng, (d + self.num_classes, *hidden_sizes, d), "")
+            self.log_variance_weights, self.log_variance_biases = _free_network(
+                rng, (d + self.num_classes, *hidden_sizes, d), "log_variance_")
 
     @classmethod
-    def build(cls, *, num_data, num_features, num_classes, prior_variance, population_prior, hidden_sizes, seed):
-        return cls(num_features, num_classes, hidden_sizes, prior_variance, seed, population_prior)
+    def build(cls, *, num_data, num_features, num_classes, prior_variance, population_prior, hidden_sizes, seed,
+              q_x_form=Q_X_FORMS[0]):
+        return cls(num_features, num_classes, hidden_sizes, prior_variance, seed, population_prior, q_x_form)
+
+    @property
+    def has_base_table(self) -> bool:
+        """The free form gives q(x_i) outright and needs no table of p(x_i | x~_i)."""
+        return self.q_x_form == "relative" and super().has_base_table
 
     def offsets(self, X, Y, idx):
+        """(a, b), each (B, d): gpal's offsets from p(x_i | x~_i), or under the free form q(x_i)'s own mean and
+        log-variance.
+
+        Returns
+        -------
+        a, b : tf.Tensor
+            (B, d) each.
+        """
         h = tf.concat([X, tf.one_hot(tf.cast(Y, tf.int32), self.num_classes, dtype=X.dtype)], axis=1)
-        for W, bias in zip(self.weights[:-1], self.biases[:-1]):
-            h = tf.nn.relu(h @ W + bias)
-        out = h @ self.weights[-1] + self.biases[-1]
-        return out[:, : self.num_features], out[:, self.num_features :]
+        if self.q_x_form == "relative":
+            out = _relu_network(h, self.weights, self.biases)
+            return out[:, : self.num_features], out[:, self.num_features :]
+        return (_relu_network(h, self.weights, self.biases),
+                _relu_network(h, self.log_variance_weights, self.log_variance_biases))
+
+    def q_moments(self, X, V, a, b, base=None):
+        if self.q_x_form == "relative":
+            return super().q_moments(X, V, a, b, base)
+        return a, tf.exp(b)
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -546,4 +576,44 @@ class AmortizedInputs(_GaussianInputs):
             "num_classes": self.num_classes,
             "hidden_sizes": list(self.hidden_sizes),
             "seed": self.seed,
+            "q_x_form": self.q_x_form,
         }
+
+
+#: The spread of the free network's starting weights and biases (paper 001's authors' weight_variable and
+#: bias_variable, gp_input_noise/nimgpc_nn_learn_noise.py 9-15: tf.truncated_normal(stddev=0.001)).
+FREE_NETWORK_START_SPREAD = 1e-3
+
+
+def _relu_network(h: tf.Tensor, weights: Sequence[tf.Variable], biases: Sequence[tf.Variable]) -> tf.Tensor:
+    """ReLU hidden layers, a linear output layer."""
+    for W, bias in zip(weights[:-1], biases[:-1]):
+        h = tf.nn.relu(h @ W + bias)
+    return h @ weights[-1] + biases[-1]
+
+
+def _relative_network(rng: np.random.Generator, sizes: Sequence[int], prefix: str):
+    """gpal's start: Glorot uniform hidden layers, zero biases and a zero output layer (q(x_i) at its base)."""
+    weights, biases = [], []
+    for k, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        limit = 0.0 if k == len(sizes) - 2 else math.sqrt(6.0 / (n_in + n_out))
+        weights.append(tf.Variable(rng.uniform(-limit, limit, (n_in, n_out)), dtype=tf.float64, name=f"{prefix}W{k}"))
+        biases.append(tf.Variable(np.zeros(n_out), dtype=tf.float64, name=f"{prefix}b{k}"))
+    return weights, biases
+
+
+def _free_network(rng: np.random.Generator, sizes: Sequence[int], prefix: str):
+    """The authors' start: every weight and bias from N(0, FREE_NETWORK_START_SPREAD^2) truncated at two spreads."""
+    weights, biases = [], []
+    for k, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        weights.append(tf.Variable(_truncated_normal(rng, (n_in, n_out)), dtype=tf.float64, name=f"{prefix}W{k}"))
+        biases.append(tf.Variable(_truncated_normal(rng, (n_out,)), dtype=tf.float64, name=f"{prefix}b{k}"))
+    return weights, biases
+
+
+def _truncated_normal(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """tf.truncated_normal's law: normal draws beyond two spreads drawn again."""
+    draws = rng.standard_normal(shape)
+    while np.any(outside := np.abs(draws) > 2.0):
+        draws[outside] = rng.standard_normal(int(outside.sum()))
+    return FREE_NETWORK_START_SPREAD * draws

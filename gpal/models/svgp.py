@@ -365,8 +365,9 @@ def build_model(
     or an instance holding no variables, copied (`gpal.models.input_noise_setting.strategy_class`).  ``likelihood``
     defaults to the product's (``gpal.registry.DEFAULT_LIKELIHOOD``, as ``NoisyGPClassifier``'s);
     ``likelihood_options`` go to the likelihood it names (e.g. ``{"epsilon": 1e-3}`` for robust-max).
-    ``q_x_form``: NIMGP's q(x_i) relative to p(x_i | x~_i) ("relative"), or paper 001's authors' free mean and
-    log-variance per row ("free", `gpal.models.input_noise.LatentInputs`); refused for a strategy without it.
+    ``q_x_form``: NIMGP's and NIMGP-NN's q(x_i) relative to p(x_i | x~_i) ("relative"), or paper 001's authors' absolute
+    mean and log-variance ("free": per row, `gpal.models.input_noise.LatentInputs`; from their two networks,
+    `gpal.models.input_noise.AmortizedInputs`); refused for a strategy without it.
     ``q_x_update``: Adam moves NIMGP's q(x_i) of the minibatch's rows only ("batch_rows"), or of every row at every
     step as paper 001's authors' TensorFlow 1 Adam does ("every_row", `gpal.training.adam.RowAdam`); refused likewise.
 
@@ -378,15 +379,15 @@ def build_model(
     kind = strategy_class(input_noise)
     OneOf(INPUT_PRIORS).check("input_prior", input_prior)
     for name, value, known, taken, what in (
-            ("q_x_form", q_x_form, Q_X_FORMS, kind.q_x_forms, "q(x_i) of NIMGP, a free mean and log-variance for each "
-             "training row"),
+            ("q_x_form", q_x_form, Q_X_FORMS, kind.q_x_forms, "q(x_i) of NIMGP and NIMGP-NN, an absolute mean and "
+             "log-variance (free per training row, or from their two networks)"),
             ("q_x_update", q_x_update, Q_X_UPDATES, kind.q_x_updates, "Adam step of NIMGP's q(x_i) table, every row "
              "at every step")):
         OneOf(known).check(name, value)
         if value not in taken:
+            takers = [n for n in INPUT_NOISE.names() if value in getattr(INPUT_NOISE.get_class(n), f"{name}s")]
             raise ValueError(f"{name}={value!r} is paper 001's (Villacampa-Calvo et al. 2021) authors' {what}; it "
-                             f"needs a strategy with a q(x_i) per row (input_noise='latent'), got "
-                             f"input_noise={input_noise!r}")
+                             f"needs input_noise in {takers}, got input_noise={input_noise!r}")
     n, d = X.shape
     lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
     L = lik.num_latent(num_classes)

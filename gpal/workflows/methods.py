@@ -80,8 +80,8 @@ def classifier_params(methods: list[str], training: Mapping[str, Any], n_train: 
     """Method name -> NoisyGPClassifier parameters (no seed: the runner gives each unit its own), for ``n_train``
     training rows of a data set of ``n_rows`` (None: a workflow that does not split one).
 
-    ``q_x_form`` and ``q_x_update`` are the q(x_i) of the methods that have one per training row (NIMGP) and how
-    Adam moves it; the others have none, and run as they would without them.
+    ``q_x_form`` and ``q_x_update`` are the q(x_i) of the methods that have one per training row (``q_x_form``:
+    NIMGP and NIMGP-NN; ``q_x_update``: NIMGP) and how Adam moves it; the others run as they would without them.
     """
     common = {**training, "num_inducing": num_inducing_for(training, n_train, n_rows),
               "hidden_sizes": tuple(training["hidden_sizes"]), "progress": False}

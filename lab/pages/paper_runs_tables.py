@@ -235,6 +235,20 @@ def _uci_run_tables(prefix: str, stem: str, column: str, earlier: Sequence[tuple
     }
 
 
+def _uci_nn_network_tables(key: str, stem: str, before: str) -> dict[str, StudyTable]:
+    """Paper 001's NIMGP-NN with the authors' network (record ``stem``, NIMGP-NN alone) beside the run of the workflow
+    with gpal's network (record ``before``, same splits): the NLLs, and NIMGP-NN split by split against that run's
+    methods (its ``_runs`` record, `bench_paper_runs.py --paired`), as tables uci_nn_authors_``key`` and _paired."""
+    page, study = "papers/001_villacampa_calvo.md", "paper001_uci_input_noise"
+    tables = _uci_run_tables(f"uci_nn_authors_{key}", stem, "gpal, NIMGP-NN with the authors' network",
+                             (("gpal, NIMGP-NN with gpal's network", before),))
+    tables[f"uci_nn_authors_{key}_paired"] = StudyTable(
+        page, study, f"lab/studies/records/papers/{stem}_runs.json",
+        ("setting", "test NLL, NIMGP-NN with the authors' network", "splits", "mean, 95 % t interval"),
+        ("---", "---", "---:", "---"), partial(_uci_changed_paired, method="NIMGP-NN", before="gpal's network"))
+    return tables
+
+
 #: The pairs of paper 001's claims on NIMGP at injected noise (sec. 5.3, Table 5), each method minus the other.
 _UCI_PAIRS = (("NIMGP-NN", "NIMGP"), ("NIMGP-FO", "NIMGP"), ("NIMGP-FO", "MGP"), ("NIMGP", "MGP"))
 
@@ -302,6 +316,22 @@ _AUTHORS_CODE = "lab/studies/records/papers/paper001_authors_waveform.json"
 _AUTHORS_CODE_PAIRS = (("NIMGP-FO", "MGP"), ("NIMGP", "MGP"), ("NIMGP-FO", "NIMGP"))
 
 
+def _authors_code_nn_tables(suffix: str) -> dict[str, StudyTable]:
+    """NIMGP-NN in the authors' code beside gpal's with the workflow's parameters (their network, q_x_form free), one
+    record a level (``suffix``: "" at 0.25, "_050" at 0.5): split by split, and gpal minus their code over the splits."""
+    page, study = "papers/001_villacampa_calvo.md", "paper001_authors"
+    record = _AUTHORS_CODE.replace(".json", f"_nn{suffix}.json")
+    return {
+        f"uci_authors_code_nn{suffix}": StudyTable(
+            page, study, record, ("method", "split", "authors' code: error / NLL", "gpal, the workflow's: error / NLL",
+                                  "gpal, the workflow's − authors' code, NLL"), ("---", "---:", "---", "---", "---"),
+            partial(_authors_code_001, main="gpal as authors")),
+        f"uci_authors_code_nn{suffix}_paired": StudyTable(
+            page, study, record, ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"),
+            partial(_authors_code_001_paired, main="gpal as authors")),
+    }
+
+
 def _authors_code_001_paired(record: Mapping, main: str = "gpal") -> list[tuple[str, ...]]:
     """The authors'-code run split by split: gpal's (its side ``main``) test NLL minus the authors' code's for each
     method, then each side's pairs of methods (`_AUTHORS_CODE_PAIRS`), and where the record has the side "gpal floor"
@@ -352,15 +382,19 @@ def _uci_same_method(record: Mapping) -> list[tuple[str, ...]]:
     return _uci_paired(record, [(m, m) for m in ("MGP", "NIMGP", "NIMGP-NN", "NIMGP-FO")])
 
 
-def _uci_adam_paired(record: Mapping) -> list[tuple[str, ...]]:
-    """Paper 001's NIMGP with the authors' Adam on its q(x) (every row each step; the run) set split by split against
-    each method of the run with gpal's (only the batch's rows; the other run), otherwise the same settings."""
+def _uci_changed_paired(record: Mapping, method: str, before: str) -> list[tuple[str, ...]]:
+    """Paper 001's ``method`` changed in one way (the run) set split by split against each method of a run without
+    the change (the other run, ``before`` naming what it had), otherwise the same settings."""
     rows = {(r["dataset"], r["against"]): r for r in record["paired"]["rows"]
-            if r["metric"] == "nll" and r["method"] == "NIMGP"}
-    return [(dataset.replace("/noise_", "/"), "NIMGP − " + (f"{b} (gpal's Adam)" if b == "NIMGP" else b),
+            if r["metric"] == "nll" and r["method"] == method}
+    others = (method, *(m for m in ("MGP", "NIMGP", "NIMGP-FO", "NIMGP-NN") if m != method))
+    return [(dataset.replace("/noise_", "/"), f"{method} − " + (f"{b} ({before})" if b == method else b),
              str(len(r["splits"])), _interval((r["mean"], r["low"], r["high"])))
-            for dataset in dict.fromkeys(d for d, _ in rows) for b in ("NIMGP", "MGP", "NIMGP-FO", "NIMGP-NN")
-            if (r := rows.get((dataset, b)))]
+            for dataset in dict.fromkeys(d for d, _ in rows) for b in others if (r := rows.get((dataset, b)))]
+
+
+#: NIMGP with the authors' Adam on its q(x) (every row each step) against the run with gpal's (the batch's rows).
+_uci_adam_paired = partial(_uci_changed_paired, method="NIMGP", before="gpal's Adam")
 
 
 def _uci_eq2_paired(record: Mapping) -> list[tuple[str, ...]]:
@@ -892,6 +926,8 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_050.json"),
         ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"),
         partial(_authors_code_001_paired, main="gpal as authors")),
+    **_authors_code_nn_tables(""),
+    **_authors_code_nn_tables("_050"),
     "uci_authors_code_log": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_log.json"),
         ("method", "split", "authors' code: error / NLL", "gpal: error / NLL", "gpal − authors' code, NLL",
@@ -913,6 +949,11 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         ("wine", "paper001_uci_wine_all_authors", "paper001_uci_wine_authors"))
        for name, table in _uci_run_tables(f"uci_shipped_{key}", stem, "gpal, the workflow as it ships",
                                           (("gpal, the authors' settings before", before),)).items()},
+    **{table: entry for key, stem, before in (
+        ("025", "paper001_uci_waveform_nn_authors", "paper001_uci_waveform_all_authors"),
+        ("050", "paper001_uci_waveform_nn_authors_050", "paper001_uci_waveform_all_authors_050"),
+        ("wine", "paper001_uci_wine_nn_authors", "paper001_uci_wine_all_authors"))
+       for table, entry in _uci_nn_network_tables(key, stem, before).items()},
     "izmailov_first": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",
