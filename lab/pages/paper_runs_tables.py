@@ -981,6 +981,11 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper002_first_iterations_magic18_authors.json",
         ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
         _first_iterations),
+    "izmailov_first_authors_gplib_kernel": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_curves",
+        "lab/studies/records/papers/paper002_first_iterations_magic9_authors_gplib_kernel.json",
+        ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
+        _first_iterations),
     "izmailov_first_authors_18_gplib_kernel": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic18_authors_gplib_kernel.json",
