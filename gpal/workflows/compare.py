@@ -75,7 +75,8 @@ from gpal.files import atomic_output, write_json_atomic, write_text_atomic
 from gpal.registry import ESTIMATORS, KERNELS, LIKELIHOODS, LOGISTIC_BOUNDS
 from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, run_repeated_splits, summarize, unit_path
-from gpal.workflows.methods import TRAINING, classifier_params, training_schema
+from gpal.workflows.methods import (check_noisy_input_options, classifier_params, merged, method_training,
+                                   training_schema)
 from gpal.workflows.measurements import Produced, write_measurements
 from gpal.workflows.schema import Field
 
@@ -184,23 +185,14 @@ def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: 
     ``noisy_input`` block that replace the block's for it alone, its ``likelihood_options`` merged likewise.
     """
     if options and name in NOISY_INPUT_METHODS and noisy_input is not None:
-        noisy_input, options = _merged(noisy_input, options), None
+        noisy_input, options = method_training(name, noisy_input, {name: options}), None
     spec = _method_spec(name, n_train, epochs, iters, num_inducing, noisy_input, kernel,
                         n_train if n_rows is None else n_rows)
     if not options:
         return spec
-    params = _merged(dict(spec.params) if isinstance(spec, EstimatorFactory) else spec, options)
+    params = merged(dict(spec.params) if isinstance(spec, EstimatorFactory) else spec, options)
     if isinstance(spec, EstimatorFactory):
         return EstimatorFactory(spec.family, tuple(params.items()))
-    return params
-
-
-def _merged(own: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
-    """``own`` settings with ``options`` in place, ``likelihood_options`` merged key by key: what makes the method
-    itself (GPCsm's bound, a fixed delta, robust-max's flip rate) stays, an option adds to it, never drops it."""
-    params = {**own, **options}
-    if "likelihood_options" in own and "likelihood_options" in options:
-        params["likelihood_options"] = {**(own["likelihood_options"] or {}), **(options["likelihood_options"] or {})}
     return params
 
 
@@ -305,7 +297,7 @@ def check_method_options(options: Mapping[str, Mapping[str, Any]], methods: Sequ
             continue
         opts = dict(opts or {})
         if method in NOISY_INPUT_METHODS:
-            out[method] = _checked_noisy_input_options(method, opts, noisy_input)
+            out[method] = check_noisy_input_options(method, opts, noisy_input, "noisy_input")
             continue
         spec = method_spec(method, 100, 1, 1, 1, options=opts)
         cls = estimator_class(spec.family) if isinstance(spec, EstimatorFactory) else ESTIMATORS.get_class("noisy_gp")
@@ -320,22 +312,6 @@ def check_method_options(options: Mapping[str, Mapping[str, Any]], methods: Sequ
             estimator.validate_params()
         out[method] = opts
     return out
-
-
-def _checked_noisy_input_options(method: str, opts: dict[str, Any],
-                                 noisy_input: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A noisy-input method's ``method_options``: settings of the ``noisy_input`` block, checked by building the
-    method's estimator as the run will (`method_spec`), the block with them in place."""
-    from gpal.estimators.noisy_gp import NoisyGPClassifier
-
-    unknown = sorted(set(opts) - set(TRAINING))
-    if unknown:
-        raise ValueError(f"method_options.{method}: the noisy-input methods take settings of the noisy_input block "
-                         f"{list(TRAINING)}; {unknown} is not one")
-    if noisy_input is None:
-        raise ValueError(f"method_options.{method} replaces settings of the noisy_input block, which this run has not")
-    NoisyGPClassifier(**method_spec(method, 100, 1, 1, 1, noisy_input, options=opts, n_rows=100)).validate_params()
-    return opts
 
 
 def _checked_options(method_options: Mapping[str, Mapping[str, Any]], methods: Sequence[str],

@@ -10,17 +10,20 @@ setting a workflow file leaves out is what ``NoisyGPClassifier()`` uses, but for
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from gpal.constraints import AnyOf, ListOf, OneOf
+from gpal.constraints import AnyOf, ListOf, MappingOf, OneOf, Options
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.estimators.settings import estimator_settings
 from gpal.registry import INPUT_NOISE, Q_X_FORMS, Q_X_UPDATES
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, select_methods
 from gpal.workflows.schema import Field, fields_from_settings
 
-__all__ = ["AUTO", "AUTO_ALL_ROWS", "TRAINING", "classifier_params", "methods_field", "num_inducing_for", "training_schema"]
+__all__ = ["AUTO", "AUTO_ALL_ROWS", "TRAINING", "check_noisy_input_options", "classifier_params", "merged",
+           "method_options_field", "method_training", "methods_field", "noisy_input_method_options", "num_inducing_for",
+           "training_schema"]
 
 AUTO = "auto"
 #: ``num_inducing`` as paper 001's authors' UCI scripts set it: min(100, 5 % of all the data set's rows, training and
@@ -97,3 +100,67 @@ def classifier_params(methods: list[str], training: Mapping[str, Any], n_train: 
             if value in getattr(INPUT_NOISE.get_class(method["input_noise"]), f"{name}s"):  # q_x_forms, q_x_updates
                 method[name] = value
     return params
+
+
+def method_options_field(block: str) -> Field:
+    """The ``method_options`` of a workflow whose methods are the noisy-input ones: method -> settings of ``block``."""
+    return Field(MappingOf(Options()), {},
+                 f"method -> settings of the {block} block that replace the block's for that method alone, its "
+                 "likelihood_options merged key by key (e.g. paper 001's authors' MGP: {likelihood_options: "
+                 "{flip_spread: all}}); checked when the file loads")
+
+
+def merged(own: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """``own`` settings with ``options`` in place, ``likelihood_options`` merged key by key: what makes the method
+    itself (GPCsm's bound, a fixed delta, robust-max's flip rate) stays, an option adds to it, never drops it."""
+    params = {**own, **options}
+    if "likelihood_options" in own and "likelihood_options" in options:
+        params["likelihood_options"] = {**(own["likelihood_options"] or {}), **(options["likelihood_options"] or {})}
+    return params
+
+
+def method_training(method: str, training: Mapping[str, Any],
+                    method_options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any]:
+    """The training settings ``method`` runs with: the block's, with its ``method_options`` in place (`merged`)."""
+    options = (method_options or {}).get(method)
+    return merged(training, options) if options else dict(training)
+
+
+def check_noisy_input_options(method: str, options: Mapping[str, Any], training: Mapping[str, Any] | None,
+                              block: str) -> dict[str, Any]:
+    """A noisy-input method's ``method_options``: settings of the workflow's ``block`` (its ``training`` block),
+    checked by building the method's estimator as the run will, the block with them in place."""
+    options = dict(options or {})
+    settings = list(TRAINING if training is None else training)
+    unknown = sorted(set(options) - set(settings))
+    if unknown:
+        raise ValueError(f"method_options.{method}: the noisy-input methods take settings of the {block} block "
+                         f"{settings}; {unknown} is not one")
+    if training is None:
+        raise ValueError(f"method_options.{method} replaces settings of the {block} block, which this run has not")
+    params = classifier_params([method], method_training(method, training, {method: options}), 100, 100)[method]
+    try:
+        NoisyGPClassifier(**params).validate_params()
+    except ValueError as err:
+        raise ValueError(f"method_options.{method}: {err}") from None
+    return options
+
+
+def noisy_input_method_options(method_options: Mapping[str, Mapping[str, Any]], methods: Sequence[str],
+                               training: Mapping[str, Any], block: str) -> dict[str, dict[str, Any]]:
+    """``method -> settings`` of a workflow whose methods are all noisy-input ones, each `check_noisy_input_options`'d.
+
+    A name that is not one of the methods is refused; the options of a method the run leaves out
+    (``--set methods=...``) are not used, and a warning says so.
+    """
+    out = {}
+    for method, options in method_options.items():
+        if method not in NOISY_INPUT_METHODS:
+            raise ValueError(f"method_options names {method!r}, which is not a method of this workflow; valid names "
+                             f"are {list(NOISY_INPUT_METHODS)}")
+        if method not in methods:
+            warnings.warn(f"method_options.{method} is not used: the run's methods {list(methods)} leave {method} out",
+                          UserWarning, stacklevel=2)
+            continue
+        out[method] = check_noisy_input_options(method, options, training, block)
+    return out

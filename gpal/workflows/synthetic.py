@@ -25,11 +25,12 @@ from gpal.files import atomic_output
 from gpal.registry import NOISE_VARIANCE_MODES
 from gpal.runs.executors import Executor
 from gpal.runs.units import derived_seed, run_units
-from gpal.workflows.methods import classifier_params, methods_field, training_schema
+from gpal.workflows.methods import (classifier_params, method_options_field, method_training, methods_field,
+                                   noisy_input_method_options, training_schema)
 from gpal.workflows.measurements import Produced, write_measurements
 from gpal.workflows.schema import Field
 
-__all__ = ["bayes_unit", "method_unit", "produces", "repetition_problem", "run", "schema"]
+__all__ = ["bayes_unit", "check", "method_unit", "produces", "repetition_problem", "run", "schema"]
 
 #: The paper's two: the injected variance given to the methods, or learned by them.
 _PAPER_MODES = ["known", "learned"]
@@ -52,7 +53,16 @@ def schema() -> dict[str, Any]:
                                 "input-noise variance given to the methods (known), learned, or both"),
         "methods": methods_field(),
         "training": {k: f for k, f in training_schema(num_inducing=100, batch_size=200).items() if k != "noise_variance"},
+        "method_options": method_options_field("training"),
     }
+
+
+def check(config: dict[str, Any]) -> None:
+    """Refuse ``method_options`` a method cannot take, naming the workflow, when the file is loaded."""
+    try:
+        noisy_input_method_options(config["method_options"], config["methods"], config["training"], "training")
+    except ValueError as err:
+        raise ValueError(f"{err} (the workflow of {config['title'] or 'this workflow'})") from None
 
 
 def _setting(mode: str, noise: float) -> str:
@@ -135,8 +145,9 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
             bayes[f"{folder}/Bayes"] = (problem, data["bayes_cells"])
             rows += [(f"{folder}/Bayes", r, noise, mode, "Bayes") for mode in config["noise_variance"]]
             for mode in config["noise_variance"]:
-                training = {**config["training"], "noise_variance": mode}
-                for method, params in classifier_params(config["methods"], training, data["n_train"]).items():
+                for method in config["methods"]:
+                    training = {**method_training(method, config["training"], config["method_options"]), "noise_variance": mode}
+                    params = classifier_params([method], training, data["n_train"])[method]
                     shared = params["input_noise"] == "none"
                     name = f"{folder}/{method}" if shared else f"{folder}/{mode}/{method}"
                     fits[name] = ({**params, "random_state": derived_seed(seed, r, 1)}, problem)
