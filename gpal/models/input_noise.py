@@ -488,7 +488,7 @@ class AmortizedInputs(_GaussianInputs):
     """NIMGP-NN: q(x_i) from a ReLU network of (x~_i, one-hot y_i).
 
     gpal's network (``q_x_form="relative"``) gives the offsets (a_i, b_i) from p(x_i | x~_i); its zero output layer
-    makes q(x_i) start there for every point.  ``q_x_form="free"`` is paper 001's authors' (GPInputNoise at 0e9268a,
+    makes q(x_i) start there for every point.  ``q_x_form="free"`` is paper 001's authors' (GPInputNoise,
     gp_input_noise/nimgpc_nn_learn_noise.py 17-60, 123-126): two networks sharing nothing, one for the mean of
     q(x_i) and one for its log-variance, absolute rather than offsets, every weight and bias drawn from a normal of
     spread ``FREE_NETWORK_START_SPREAD`` truncated at two spreads, so q(x_i) starts near N(0, I).
