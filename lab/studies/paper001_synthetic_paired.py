@@ -1,8 +1,10 @@
 """Paper 001's 2-D problems: one method minus another on the same problems of a synthetic run, per setting, paired
 by problem (mean and 95 % t interval of the test-NLL difference), for the claims the workflow's unpaired record
-leaves open.
+leaves open; or, with one method, its mean test NLL, error and learned input variance per setting (a run of a
+method alone, beside the record's).
 
     python lab/studies/paper001_synthetic_paired.py runs/papers/001_synthetic_2d_eq2 NIMGP-FO MGP
+    python lab/studies/paper001_synthetic_paired.py runs/papers/001_synthetic_2d_nn_free NIMGP-NN
 
 One JSON line a setting, kept in ``lab/studies/records/paper001_synthetic_paired.json``.
 """
@@ -40,14 +42,27 @@ def paired(run: Path, a: str, b: str) -> list[dict]:
     return rows
 
 
+def means(run: Path, method: str) -> list[dict]:
+    """``method``'s mean test NLL, error and learned input variance (the mean over features and problems; None where
+    the variance was given) per (mode, noise) setting of the run's results.csv."""
+    frame = pd.read_csv(run / "results.csv")
+    frame = frame[frame["method"] == method]
+    if frame.empty:
+        raise ValueError(f"{run}: no fits of {method!r}")
+    return [{"setting": f"{mode}/{noise:g}", "method": method, "problems": len(g), "nll": float(g["nll"].mean()),
+             "error": float(g["error"].mean()),
+             "learned_variance": None if g["learned_variance"].isna().all() else float(g["learned_variance"].mean())}
+            for (mode, noise), g in frame.groupby(["mode", "noise"])]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("run", type=Path, help="a synthetic_2d run folder (its results.csv)")
     parser.add_argument("a")
-    parser.add_argument("b")
+    parser.add_argument("b", nargs="?", help="the method set against a (none: a's means alone)")
     args = parser.parse_args(argv)
     with keep_printed("paper001_synthetic_paired", __file__, argv):
-        for row in paired(args.run, args.a, args.b):
+        for row in (means(args.run, args.a) if args.b is None else paired(args.run, args.a, args.b)):
             print(json.dumps(row))
 
 

@@ -24,3 +24,14 @@ def test_the_difference_is_paired_by_problem(study, tmp_path):
     assert row["low"] == pytest.approx(d.mean() - 4.302652729911275 * se)  # t(0.975, 2)
     with pytest.raises(ValueError, match="no setting holds both 'A' and 'C'"):
         study.paired(tmp_path, "A", "C")
+
+
+def test_one_method_s_means_per_setting_and_none_where_the_variance_was_given(study, tmp_path):
+    lines = ["repetition,noise,mode,method,nll,error,learned_variance",
+             "0,0.5,known,A,1.0,0.2,", "1,0.5,known,A,2.0,0.4,",
+             "0,0.5,learned,A,1.5,0.3,0.1", "1,0.5,learned,A,2.5,0.5,0.3"]
+    (tmp_path / "results.csv").write_text("\n".join(lines) + "\n")
+    known, learned = study.means(tmp_path, "A")
+    assert known == {"setting": "known/0.5", "method": "A", "problems": 2, "nll": 1.5, "error": pytest.approx(0.3),
+                     "learned_variance": None}
+    assert learned["learned_variance"] == pytest.approx(0.2) and learned["nll"] == 2.0
