@@ -418,10 +418,11 @@ _VI = (("vi-jj", "vi-JJ"), ("vi-taylor", "vi-Taylor"), ("vi-jj-hybrid", "vi-JJ-h
 
 def _first_iterations(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 002's first-iteration leads on magic, paired within a split: mean ± SE, 95 % t interval, verdict (no
-    final-minus-first rows from a run of the first iterations alone)."""
+    final-minus-first rows from a run of the first iterations alone, no hybrid rows from a run without it)."""
     runs = record["first_iterations"]["magic"]
     leads = [(f"{label}: final − first accuracy", runs["drop"][m]) for m, label in _VI[:2] if "drop" in runs]
-    leads += [(f"vi-JJ-hybrid − {label}: first accuracy", runs["hybrid_lead"][m]) for m, label in _VI[:2]]
+    leads += [(f"vi-JJ-hybrid − {label}: first accuracy", runs["hybrid_lead"][m]) for m, label in _VI[:2]
+              if "hybrid_lead" in runs]
     return [(name, f"{lead['mean']:+.4f} ± {lead['se']:.4f}", f"[{lead['low']:+.4f}, {lead['high']:+.4f}]",
              f"{lead['margin']:g}", lead["verdict"]) for name, lead in leads]
 
@@ -984,6 +985,11 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
     "izmailov_first_authors_gplib_kernel": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
         "lab/studies/records/papers/paper002_first_iterations_magic9_authors_gplib_kernel.json",
+        ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
+        _first_iterations),
+    "izmailov_first_authors_14_gplib_kernel": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_curves",
+        "lab/studies/records/papers/paper002_first_iterations_magic14_authors_gplib_kernel.json",
         ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
         _first_iterations),
     "izmailov_first_authors_18_gplib_kernel": StudyTable(
