@@ -972,31 +972,15 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/002_izmailov_kropotov.md", "paper002_gplib", "lab/studies/records/papers/paper002_gplib_magic_all.json",
         ("data set", "side", "vi-Taylor − vi-JJ-full accuracy, 95 % t interval", "NLL, 95 % t interval",
          "accuracy lead the claim needs", "the claim"), ("---", "---", "---", "---", "---:", "---"), _gplib_jj_full_lead),
-    "izmailov_first_authors": StudyTable(
+    # The first-iteration runs as the authors record them, one table a record: (table suffix, record suffix).
+    **{f"izmailov_first_authors{table}": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves",
-        "lab/studies/records/papers/paper002_first_iterations_magic9_authors.json",
+        f"lab/studies/records/papers/paper002_first_iterations_magic{record}.json",
         ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
-        _first_iterations),
-    "izmailov_first_authors_18": StudyTable(
-        "papers/002_izmailov_kropotov.md", "paper002_curves",
-        "lab/studies/records/papers/paper002_first_iterations_magic18_authors.json",
-        ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
-        _first_iterations),
-    "izmailov_first_authors_gplib_kernel": StudyTable(
-        "papers/002_izmailov_kropotov.md", "paper002_curves",
-        "lab/studies/records/papers/paper002_first_iterations_magic9_authors_gplib_kernel.json",
-        ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
-        _first_iterations),
-    "izmailov_first_authors_14_gplib_kernel": StudyTable(
-        "papers/002_izmailov_kropotov.md", "paper002_curves",
-        "lab/studies/records/papers/paper002_first_iterations_magic14_authors_gplib_kernel.json",
-        ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
-        _first_iterations),
-    "izmailov_first_authors_18_gplib_kernel": StudyTable(
-        "papers/002_izmailov_kropotov.md", "paper002_curves",
-        "lab/studies/records/papers/paper002_first_iterations_magic18_authors_gplib_kernel.json",
-        ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
-        _first_iterations),
+        _first_iterations)
+       for table, record in (("", "9_authors"), ("_18", "18_authors"), ("_gplib_kernel", "9_authors_gplib_kernel"),
+                             ("_14_gplib_kernel", "14_authors_gplib_kernel"),
+                             ("_18_gplib_kernel", "18_authors_gplib_kernel"))},
     "izmailov_all_rows": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves", "lab/pages/records/papers/tables/paper002_curves.json",
         ("method", "final accuracy", "final NLL", "final ECE"), ("---", "---", "---", "---"), _all_rows),
