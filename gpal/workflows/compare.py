@@ -75,8 +75,7 @@ from gpal.files import atomic_output, write_json_atomic, write_text_atomic
 from gpal.registry import ESTIMATORS, KERNELS, LIKELIHOODS, LOGISTIC_BOUNDS
 from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, run_repeated_splits, summarize, unit_path
-from gpal.workflows.methods import (check_noisy_input_options, classifier_params, merged, method_training,
-                                   training_schema)
+from gpal.workflows.methods import check_noisy_input_options, classifier_params, merged, training_schema
 from gpal.workflows.measurements import Produced, write_measurements
 from gpal.workflows.schema import Field
 
@@ -185,7 +184,7 @@ def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: 
     ``noisy_input`` block that replace the block's for it alone, its ``likelihood_options`` merged likewise.
     """
     if options and name in NOISY_INPUT_METHODS and noisy_input is not None:
-        noisy_input, options = method_training(name, noisy_input, {name: options}), None
+        noisy_input, options = merged(noisy_input, options), None
     spec = _method_spec(name, n_train, epochs, iters, num_inducing, noisy_input, kernel,
                         n_train if n_rows is None else n_rows)
     if not options:

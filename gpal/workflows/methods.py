@@ -138,7 +138,7 @@ def check_noisy_input_options(method: str, options: Mapping[str, Any], training:
                          f"{settings}; {unknown} is not one")
     if training is None:
         raise ValueError(f"method_options.{method} replaces settings of the {block} block, which this run has not")
-    params = classifier_params([method], method_training(method, training, {method: options}), 100, 100)[method]
+    params = classifier_params([method], merged(training, options), 100, 100)[method]
     try:
         NoisyGPClassifier(**params).validate_params()
     except ValueError as err:

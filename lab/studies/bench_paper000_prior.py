@@ -84,6 +84,7 @@ def learned_delta(without: Path, with_prior: Path, datasets: list[str], kept: Pa
     (the units' NLL is read afresh)."""
     from gpal import NoisyGPClassifier
     from gpal.data.registry import load_dataset
+    from gpal.files import write_json_atomic
     from gpal.evaluation.metrics import negative_log_likelihood
     from gpal.runs.units import derived_seed
     from gpal.workflows.compare import method_spec
@@ -119,8 +120,8 @@ def learned_delta(without: Path, with_prior: Path, datasets: list[str], kept: Pa
                            "split": int(split.index), "delta": float(clf.model_.likelihood.delta.numpy()),
                            "refit_nll": float(nll), "cpu_seconds": time.process_time() - cpu}
                     done[(name, lik, side)] = row
-                    if kept is not None:
-                        kept.write_text(json.dumps(list(done.values()), indent=1) + "\n", encoding="utf-8")
+                    if kept is not None:  # atomic: an interrupted refit leaves the earlier ones readable
+                        write_json_atomic(kept, list(done.values()))
                 rows.append({**row, "unit_nll": None if unit is None else unit["nll"]})
                 print(f"| {name} | {lik} | {side} | {row['delta']:.4g} | {row['refit_nll']:.4f} | "
                       f"{'–' if unit is None else format(unit['nll'], '.4f')} |", flush=True)
