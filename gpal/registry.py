@@ -255,6 +255,8 @@ KERNELS = Registry("kernel", {
     "se_ard_plus_noise_median": "gpal.models.kernels:se_ard_plus_noise_median",
     "se_ard_plus_noise_median_log": "gpal.models.kernels:se_ard_plus_noise_median_log",
     "matern52_plus_se": "gpal.models.kernels:matern52_plus_se",
+    "matern52_plus_se_iso": "gpal.models.kernels:matern52_plus_se_iso",
+    "se_iso_liu": "gpal.models.kernels:se_iso_liu",
 })
 
 #: Input-noise strategies (``gpal.models.input_noise.InputNoise``); each declares what it is (latent

@@ -1,7 +1,7 @@
 """Workflow kind ``compare``: gpal's likelihoods and model families on the data sets available offline.
 
 Every (data set, method) pair runs through `gpal.runs.repeated_splits.run_repeated_splits`
-(random stratified splits, 90/10 unless ``protocol.test_size`` says otherwise, one resumable JSON file per split and method under
+(random splits, stratified unless ``protocol.stratify`` is false, 90/10 unless ``protocol.test_size`` says otherwise, one resumable JSON file per split and method under
 ``<out>/<data set>/units/``).  The result is one table of test accuracy, test NLL,
 top-label ECE (15 equal-width bins) and training seconds, each as mean ± standard
 error over splits: ``comparison.md`` / ``.json`` / ``.csv``, a figure and ``report.md``.
@@ -64,7 +64,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Integer, ListOf, MappingOf, OneOf, Optional, Options, Parsed, Real
+from gpal.constraints import Boolean, Integer, ListOf, MappingOf, OneOf, Optional, Options, Parsed, Real
 from gpal.data.dataset import NoisyDataset
 from gpal.data.standardizer import SCALINGS
 from gpal.data.registry import DATASETS as BENCHMARK_DATASETS
@@ -426,6 +426,7 @@ def run_comparison(
     ece: Mapping[str, Any] | None = None,
     paper: str | None = None,
     scaling: str = "zscore",
+    stratify: bool = True,
 ) -> list[dict[str, Any]]:
     """Run (or resume) every method x data set and write ``comparison.md`` / ``.json`` / ``.csv``.
 
@@ -436,7 +437,8 @@ def run_comparison(
     ``noisy_input`` holds the settings of the noisy-input methods and ``kernel`` names the ``svgp-``
     methods' kernel (`method_spec`).  ``scaling``: how every method scales its inputs, fitted on each split's
     training rows: "zscore" (gpal's) or "range" (each feature's training range onto [-1, 1], paper 003's code);
-    a method's own ``scaling`` in ``method_options`` overrides it.
+    a method's own ``scaling`` in ``method_options`` overrides it.  ``stratify``: each test set keeps the classes'
+    shares (gpal's), or is a plain random draw (paper 000's Bayesian Benchmarks).
 
     Returns one row per (data set, method): metric cells as "mean ± SE" strings, or
     ``NOT_APPLICABLE`` for a binary-only method on a multi-class data set.  Failed
@@ -453,7 +455,7 @@ def run_comparison(
     for name, n, level, _ in settings_of(datasets, injected_noise, registry):
         ds = loaded.get((name, n)) or loaded.setdefault((name, n), load_dataset(name, n=n, seed=seed, registry=registry))
         tag = dataset_tag(name, n, level)
-        n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
+        n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed, stratify)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
         specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input,
                                 kernel if m.startswith("svgp-") else None, method_options.get(m), ds.n_samples)
@@ -461,7 +463,7 @@ def run_comparison(
         folder = out / tag
         if specs:
             run_repeated_splits(
-                ds, specs, folder, n_splits=n_splits, test_size=test_size, seed=seed,
+                ds, specs, folder, n_splits=n_splits, test_size=test_size, seed=seed, stratify=stratify,
                 use_variances=False, on_error="record", progress=progress, executor=executor,
                 injected_variance=level or 0.0,
             )
@@ -532,8 +534,10 @@ def schema() -> dict[str, Any]:
         "methods": Field(ListOf(Parsed(_method_name, f"one of {list(METHODS)}")), list(METHODS),
                          f"methods, a list from {list(METHODS)}"),
         "protocol": {
-            "splits": Field(Integer(1), 5, "random stratified splits", part_of_run=False),
+            "splits": Field(Integer(1), 5, "random train/test splits", part_of_run=False),
             "test_size": Field(Real(0, 1, low_open=True, high_open=True), 0.1, "test fraction of each split"),
+            "stratify": Field(Boolean(), True, "each test set keeps the classes' shares (gpal's), or false: a plain "
+                              "random draw (paper 000's Bayesian Benchmarks)"),
             "injected_noise": Field(ListOf(Real(0)), [0.0], "input-noise variances injected into train and test "
                                     "rows, in units of the training split's standard deviation (paper 001, sec. 5.3)"),
         },
@@ -594,7 +598,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor,
         injected_noise=levels, noisy_input=config["noisy_input"], test_size=config["protocol"]["test_size"],
         kernel=t["kernel"], method_options=config["method_options"], ece=config["ece"],
-        paper=_paper_of(config), scaling=t["scaling"],
+        paper=_paper_of(config), scaling=t["scaling"], stratify=config["protocol"]["stratify"],
     )
     figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
     measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"], levels,

@@ -186,3 +186,22 @@ def test_an_adam_step_moves_the_authors_length_scales_by_a_share_and_gpflows_by_
         before = se.lengthscales.numpy()
         tf.optimizers.Adam(0.1).minimize(lambda: tf.reduce_sum(se.lengthscales), se.trainable_variables)
         np.testing.assert_allclose(se.lengthscales.numpy(), expected(before), rtol=1e-4)
+
+
+def test_paper_000s_kernels_start_at_its_appendix_d_values():
+    # Appendix D: RBF at length scale 0.1 sqrt(d), variance 5; Table V adds SE at sqrt(d), variance 5
+    d = 9
+    se = make_kernel("se_iso_liu", d)
+    assert np.ndim(se.lengthscales.numpy()) == 0  # one length scale for every input
+    np.testing.assert_allclose([se.lengthscales.numpy(), se.variance.numpy()], [0.3, 5.0], rtol=1e-12)
+    matern, smooth = make_kernel("matern52_plus_se_iso", d).kernels
+    assert isinstance(matern, gpflow.kernels.Matern52) and isinstance(smooth, gpflow.kernels.SquaredExponential)
+    np.testing.assert_allclose([matern.lengthscales.numpy(), smooth.lengthscales.numpy()], [0.3, 3.0], rtol=1e-12)
+    np.testing.assert_allclose([matern.variance.numpy(), smooth.variance.numpy()], [5.0, 5.0], rtol=1e-12)
+    # the ARD reading starts each input where the one-length-scale kernel starts all of them
+    ard_matern, ard_smooth = make_kernel("matern52_plus_se", d).kernels
+    np.testing.assert_allclose(ard_matern.lengthscales.numpy(), np.full(d, 0.3), rtol=1e-12)
+    np.testing.assert_allclose(ard_smooth.lengthscales.numpy(), np.full(d, 3.0), rtol=1e-12)
+    X = np.random.default_rng(0).normal(size=(5, d))
+    np.testing.assert_allclose(make_kernel("matern52_plus_se", d)(X), make_kernel("matern52_plus_se_iso", d)(X),
+                               rtol=1e-12)

@@ -33,6 +33,27 @@ def test_tables_3_4_measure_every_split(tmp_path):
     assert all(0.0 <= a <= 1.0 for a in accuracy) and accuracy == pytest.approx([1 - e for e in error])
     assert result["budget"] == {"splits": 2, "epochs": 1}
     assert result["command"].startswith("gpal workflow ") and "--set protocol.splits=2" in result["command"]
+    # the paper's kernel and Bayesian Benchmarks' plain random test sets, the workflow's defaults
+    assert result["settings"]["training"]["kernel"] == "se_iso_liu"
+    assert result["settings"]["protocol"]["stratify"] is False
+
+
+@pytest.mark.slow
+def test_the_paper_000_workflows_draw_plain_random_test_sets_and_gpals_stratified_ones(tmp_path):
+    from gpal.data.registry import load_dataset
+
+    ds = load_dataset("twonorm", n=60, seed=0)
+    drawn = {}
+    for stratify in (False, True):
+        out = run_workflow(PAPERS / "000_tables_3_4.yaml",
+                           ["protocol.splits=2", "training.epochs=1", "training.num_inducing=4", "datasets=[twonorm:60]",
+                            "methods=[svgp-probit]", f"protocol.stratify={str(stratify).lower()}"],
+                           out=tmp_path / str(stratify), progress=False)
+        units = sorted((out / "twonorm-n60" / "units" / "svgp-probit").glob("split_*.json"))
+        drawn[stratify] = [json.loads(u.read_text())["test_ids"] for u in units]
+        expected = [ds.ids[s.test].tolist() for s in ds.repeated_splits(2, 0.1, 0, stratify=stratify)]
+        assert drawn[stratify] == expected
+    assert drawn[False] != drawn[True]
 
 
 @pytest.mark.slow
@@ -52,7 +73,7 @@ def test_table_5_runs_the_matern_plus_se_kernel(tmp_path):
     out = run_workflow(PAPERS / "000_table_5.yaml", [*TINY, "datasets=[twonorm:60]", "methods=[svgp-probit]"],
                        out=tmp_path / "t5", progress=False)
     result, values = _measured(out)
-    assert result["settings"]["training"]["kernel"] == "matern52_plus_se"
+    assert result["settings"]["training"]["kernel"] == "matern52_plus_se_iso"
     assert len(values[("twonorm", "svgp-probit", "accuracy")]) == 2
     unit = json.loads(next((out / "twonorm-n60" / "units" / "svgp-probit").glob("split_*.json")).read_text())
     assert unit["n_test"] == 6
