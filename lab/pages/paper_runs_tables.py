@@ -542,9 +542,9 @@ def _paired_same_method(record: Mapping) -> list[tuple[str, ...]]:
 
 
 def _kernel_effect(record: Mapping) -> list[tuple[str, ...]]:
-    """Paper 002's workflow with gplib's kernel beside the same workflow with SE-ARD (the run it was paired with): per
-    data set and method its mean accuracy and NLL, and each minus SE-ARD's, paired per split with the 95 % t
-    interval."""
+    """A paper's workflow with one kernel beside the same workflow with another (the run it was paired with: paper
+    002's gplib kernel and SE-ARD, paper 000's and gpal's reading): per data set and method its mean accuracy and NLL,
+    and each minus the other run's, paired per split with the 95 % t interval."""
     out = []
     for name, methods in record["datasets"].items():
         for method, entry in methods.items():
@@ -1036,6 +1036,17 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/003_milios.md", "paper003_inducing",
         "lab/studies/records/papers/paper003_inducing_letter_summary.json",
         ("fit", "splits", "test error", "test MNLL", "CPU s"), ("---", "---:", "---", "---", "---"), _ladder),
+    "liu_kernel": StudyTable(
+        "papers/000_liu.md", "paper000_options", "lab/studies/records/papers/paper000_options_kernel.json",
+        ("data set", "GPC", "splits", "the paper's kernel: accuracy / NLL",
+         "− SE-ARD: accuracy, 95 % t interval", "NLL, 95 % t interval"),
+        ("---", "---", "---:", "---", "---", "---"), _kernel_effect),
+    "liu_kernel_table_5": StudyTable(
+        "papers/000_liu.md", "paper000_options", "lab/studies/records/papers/paper000_options_table_5.json",
+        ("data set", "GPC", "splits", "one length scale a part: accuracy / NLL",
+         "− one per input: accuracy, 95 % t interval", "NLL, 95 % t interval"),
+        ("---", "---", "---:", "---", "---", "---"), _kernel_effect),
+    "liu_inputs": PrintedTable("papers/000_liu.md", "paper000_options", "python lab/studies/paper000_splits.py"),
     "galy_fajou_gap": PrintedTable(
         "papers/004_galy_fajou.md", "paper004_gap", "python lab/studies/bench_paper004_gap.py --n-train 200 500"),
     "galy_fajou_gap_splits": PrintedTable(
