@@ -593,6 +593,13 @@ def _options(record: Mapping) -> list[tuple[str, ...]]:
     return rows
 
 
+def _budget_fits(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 000's GPCs at the paper's own budget (``bench_paper000_budget.py``'s record): per split and kernel the
+    test accuracy and NLL and the Adam steps taken."""
+    return [(str(f["split"]), f"`{f['kernel']}`", str(f["steps"]), f"{f['accuracy']:.3f}", f"{f['nll']:.3f}")
+            for f in record["fits"]]
+
+
 def _delta_prior(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 000's authors' Beta prior on the learned flip rate: with minus without, per data set, likelihood and
     metric, paired by split, with the 95 % t interval (``lab/studies/bench_paper000_prior.py``'s record; a dash
@@ -1046,6 +1053,10 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         ("data set", "GPC", "splits", "one length scale a part: accuracy / NLL",
          "− one per input: accuracy, 95 % t interval", "NLL, 95 % t interval"),
         ("---", "---", "---:", "---", "---", "---"), _kernel_effect),
+    "liu_budget": StudyTable(
+        "papers/000_liu.md", "paper000_options", "lab/studies/records/papers/paper000_budget_waveform_noise.json",
+        ("split", "kernel", "Adam steps", "test accuracy", "test NLL"), ("---:", "---", "---:", "---:", "---:"),
+        _budget_fits),
     "liu_inputs": PrintedTable("papers/000_liu.md", "paper000_options", "python lab/studies/paper000_splits.py"),
     "galy_fajou_gap": PrintedTable(
         "papers/004_galy_fajou.md", "paper004_gap", "python lab/studies/bench_paper004_gap.py --n-train 200 500"),
