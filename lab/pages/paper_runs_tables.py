@@ -593,6 +593,13 @@ def _options(record: Mapping) -> list[tuple[str, ...]]:
     return rows
 
 
+def _kernel_pair(page: str, study: str, record: str, kernel: str, other: str) -> "StudyTable":
+    """A `_kernel_effect` table: a workflow run with ``kernel`` paired split by split with one with ``other``."""
+    return StudyTable(page, study, record, ("data set", "method", "splits", f"{kernel}: accuracy / NLL",
+                                            f"− {other}: accuracy, 95 % t interval", "NLL, 95 % t interval"),
+                      ("---", "---", "---:", "---", "---", "---"), _kernel_effect)
+
+
 def _budget_fits(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 000's GPCs at the paper's own budget (``bench_paper000_budget.py``'s record): per split and kernel the
     test accuracy and NLL and the Adam steps taken."""
@@ -899,11 +906,8 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper001_uci_waveform_authors_q_vs_kernel.json",
         ("setting", "test NLL, the authors' q(x) and M − gpal's", "splits", "mean, 95 % t interval"),
         ("---", "---", "---:", "---"), _uci_same_method),
-    "izmailov_kernel": StudyTable(
-        "papers/002_izmailov_kropotov.md", "paper_runs", "lab/studies/records/papers/paper002_izmailov_kernel.json",
-        ("data set", "method", "splits", "gplib's kernel: accuracy / NLL",
-         "− SE-ARD: accuracy, 95 % t interval", "NLL, 95 % t interval"),
-        ("---", "---", "---:", "---", "---", "---"), _kernel_effect),
+    "izmailov_kernel": _kernel_pair("papers/002_izmailov_kropotov.md", "paper_runs",
+                                    "lab/studies/records/papers/paper002_izmailov_kernel.json", "gplib's kernel", "SE-ARD"),
     "uci_authors_adam_paired": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_uci_input_noise",
         "lab/studies/records/papers/paper001_uci_waveform_authors_adam_vs_q.json",
@@ -1043,16 +1047,11 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/003_milios.md", "paper003_inducing",
         "lab/studies/records/papers/paper003_inducing_letter_summary.json",
         ("fit", "splits", "test error", "test MNLL", "CPU s"), ("---", "---:", "---", "---", "---"), _ladder),
-    "liu_kernel": StudyTable(
-        "papers/000_liu.md", "paper000_options", "lab/studies/records/papers/paper000_options_kernel.json",
-        ("data set", "GPC", "splits", "the paper's kernel: accuracy / NLL",
-         "− SE-ARD: accuracy, 95 % t interval", "NLL, 95 % t interval"),
-        ("---", "---", "---:", "---", "---", "---"), _kernel_effect),
-    "liu_kernel_table_5": StudyTable(
-        "papers/000_liu.md", "paper000_options", "lab/studies/records/papers/paper000_options_table_5.json",
-        ("data set", "GPC", "splits", "one length scale a part: accuracy / NLL",
-         "− one per input: accuracy, 95 % t interval", "NLL, 95 % t interval"),
-        ("---", "---", "---:", "---", "---", "---"), _kernel_effect),
+    "liu_kernel": _kernel_pair("papers/000_liu.md", "paper000_options",
+                               "lab/studies/records/papers/paper000_options_kernel.json", "the paper's kernel", "SE-ARD"),
+    "liu_kernel_table_5": _kernel_pair("papers/000_liu.md", "paper000_options",
+                                       "lab/studies/records/papers/paper000_options_table_5.json",
+                                       "one length scale a part", "one per input"),
     "liu_budget": StudyTable(
         "papers/000_liu.md", "paper000_options", "lab/studies/records/papers/paper000_budget_waveform_noise.json",
         ("split", "kernel", "Adam steps", "test accuracy", "test NLL"), ("---:", "---", "---:", "---:", "---:"),
