@@ -256,6 +256,7 @@ KERNELS = Registry("kernel", {
     "se_ard_plus_noise_median_log": "gpal.models.kernels:se_ard_plus_noise_median_log",
     "matern52_plus_se": "gpal.models.kernels:matern52_plus_se",
     "matern52_plus_se_iso": "gpal.models.kernels:matern52_plus_se_iso",
+    "se_ard_liu": "gpal.models.kernels:se_ard_liu",
     "se_iso_liu": "gpal.models.kernels:se_iso_liu",
 })
 

@@ -194,6 +194,9 @@ def test_paper_000s_kernels_start_at_its_appendix_d_values():
     se = make_kernel("se_iso_liu", d)
     assert np.ndim(se.lengthscales.numpy()) == 0  # one length scale for every input
     np.testing.assert_allclose([se.lengthscales.numpy(), se.variance.numpy()], [0.3, 5.0], rtol=1e-12)
+    ard = make_kernel("se_ard_liu", d)  # the authors' demos' ARD=True: the value for every input
+    np.testing.assert_allclose(ard.lengthscales.numpy(), np.full(d, 0.3), rtol=1e-12)
+    np.testing.assert_allclose(ard.variance.numpy(), 5.0, rtol=1e-12)
     matern, smooth = make_kernel("matern52_plus_se_iso", d).kernels
     assert isinstance(matern, gpflow.kernels.Matern52) and isinstance(smooth, gpflow.kernels.SquaredExponential)
     np.testing.assert_allclose([matern.lengthscales.numpy(), smooth.lengthscales.numpy()], [0.3, 3.0], rtol=1e-12)

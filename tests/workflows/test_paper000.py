@@ -73,7 +73,7 @@ def test_table_5_runs_the_matern_plus_se_kernel(tmp_path):
     out = run_workflow(PAPERS / "000_table_5.yaml", [*TINY, "datasets=[twonorm:60]", "methods=[svgp-probit]"],
                        out=tmp_path / "t5", progress=False)
     result, values = _measured(out)
-    assert result["settings"]["training"]["kernel"] == "matern52_plus_se_iso"
+    assert result["settings"]["training"]["kernel"] == "matern52_plus_se"
     assert len(values[("twonorm", "svgp-probit", "accuracy")]) == 2
     unit = json.loads(next((out / "twonorm-n60" / "units" / "svgp-probit").glob("split_*.json")).read_text())
     assert unit["n_test"] == 6
