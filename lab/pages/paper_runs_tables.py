@@ -607,6 +607,13 @@ def _budget_fits(record: Mapping) -> list[tuple[str, ...]]:
             for f in record["fits"]]
 
 
+def _budget_table(record: str) -> "StudyTable":
+    """A `_budget_fits` table of paper 000's page from a ``bench_paper000_budget.py`` record."""
+    return StudyTable("papers/000_liu.md", "paper000_options", record,
+                      ("split", "kernel", "Adam steps", "test accuracy", "test NLL"),
+                      ("---:", "---", "---:", "---:", "---:"), _budget_fits)
+
+
 def _delta_prior(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 000's authors' Beta prior on the learned flip rate: with minus without, per data set, likelihood and
     metric, paired by split, with the 95 % t interval (``lab/studies/bench_paper000_prior.py``'s record; a dash
@@ -1056,10 +1063,8 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
     "liu_kernel_table_5": _kernel_pair("papers/000_liu.md", "paper000_options",
                                        "lab/studies/records/papers/paper000_options_table_5.json",
                                        "one length scale a part", "one per input"),
-    "liu_budget": StudyTable(
-        "papers/000_liu.md", "paper000_options", "lab/studies/records/papers/paper000_budget_waveform_noise.json",
-        ("split", "kernel", "Adam steps", "test accuracy", "test NLL"), ("---:", "---", "---:", "---:", "---:"),
-        _budget_fits),
+    "liu_budget": _budget_table("lab/studies/records/papers/paper000_budget_waveform_noise.json"),
+    "liu_budget_ard": _budget_table("lab/studies/records/papers/paper000_budget_waveform_noise_ard.json"),
     "liu_inputs": PrintedTable("papers/000_liu.md", "paper000_options", "python lab/studies/paper000_splits.py"),
     "galy_fajou_gap": PrintedTable(
         "papers/004_galy_fajou.md", "paper004_gap", "python lab/studies/bench_paper004_gap.py --n-train 200 500"),
