@@ -204,7 +204,8 @@ def se_ard_plus_noise_median_log(X: np.ndarray, seed: int = 0) -> gpflow.kernels
 
 
 #: Paper 000's kernel start (Appendix D: "RBF kernel with length-scale of 0.1 sqrt(d) and variance of 5.0", the
-#: values its ref. [33] gives; inferred thereafter, sec. II-B1): the length-scale factor on sqrt(d) and the variance.
+#: values its ref. [33] gives, stated for GPCep and GPCaug, which its own GPCs "also use"; inferred thereafter, sec.
+#: II-B1): the length-scale factor on sqrt(d) and the variance.
 LIU_2019_SHORT_SCALE = 0.1
 LIU_2019_VARIANCE = 5.0
 
@@ -223,8 +224,9 @@ def matern52_plus_se(n_features: int) -> gpflow.kernels.Sum:
 
 
 def se_ard_liu(n_features: int) -> gpflow.kernels.SquaredExponential:
-    """Paper 000's Tables III-IV kernel as its text gives it, "RBF kernel with length-scale of 0.1 sqrt(d) and
-    variance of 5.0": SE-ARD with every length scale started there, variance 5, all learned.
+    """Paper 000's Tables III-IV kernel as its Appendix D gives it (for its competitors, whose RBF its GPCs "also
+    use"), "RBF kernel with length-scale of 0.1 sqrt(d) and variance of 5.0": SE-ARD with every length scale started
+    there, variance 5, all learned.
 
     One length scale per input, as the authors' own GPflow 1 code passes a single value with ``ARD=True`` (GPCnoise's
     demos; the paper does not say); `se_iso_liu` is the one-length-scale reading.  0.1 sqrt(d) starts the kernel
