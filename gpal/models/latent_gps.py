@@ -72,8 +72,8 @@ class LatentGPs(gpflow.base.Module):
             # One kernel and one (1, M, d) Z, stored once: every latent reads the same variables, so their gradients
             # add up and a step moves them once for all; the (1, ...) factors broadcast against q(v)'s L slices.
             if len(kernels) != 1 or not (isinstance(shared_by, int) and shared_by >= 1):
-                raise ValueError(f"shared_by={shared_by!r} shares one kernel among that many latent functions: it needs "
-                                 f"one kernel and a positive integer; got {len(kernels)} kernels")
+                raise ValueError(f"shared_by={shared_by!r} shares one kernel among that many latent functions: it "
+                                 f"needs one kernel and a positive integer; got {len(kernels)} kernels")
             if Z.ndim == 3 and Z.shape[0] == 1:
                 Z = Z[0]
             if Z.ndim != 2:
@@ -181,7 +181,8 @@ class LatentGPs(gpflow.base.Module):
         return self._marginals([X] * self.num_latent)
 
     def _predictive_kernel_blocks(self, X: tf.Tensor, dtype: tf.DType) -> tuple[tf.Tensor, tf.Tensor]:
-        """K_XZc (L, N, M) and diag K_XX (L, N) in ``dtype``, (1, N, M) and (1, N) when ``shared``; squared-exponential kernels in one GEMM and one exp.
+        """K_XZc (L, N, M) and diag K_XX (L, N) in ``dtype``, (1, N, M) and (1, N) when ``shared``; squared-exponential
+        kernels in one GEMM and one exp.
 
         sigma^2 exp(-|x - z|^2_l / 2) = exp(x_a . z_a) with x_a = [x, x^2, 1], shared by every
         latent, and z_a = [z / l^2, -1 / (2 l^2), log sigma^2 - |z / l|^2 / 2] per latent: the
