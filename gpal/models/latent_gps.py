@@ -52,7 +52,7 @@ class LatentGPs(gpflow.base.Module):
     >>> import tensorflow as tf
     >>> from gpal.models import LatentGPs
     >>> kernels = [gpflow.kernels.SquaredExponential() for _ in range(2)]   # L = 2 latent functions
-    >>> gp = LatentGPs(kernels, Z=np.linspace(-1.0, 1.0, 4)[:, None])       # M = 4 shared inducing inputs
+    >>> gp = LatentGPs(kernels, Z=np.linspace(-1.0, 1.0, 4)[:, None])       # M = 4 inducing inputs, a copy per latent
     >>> gp.num_latent, gp.num_inducing
     (2, 4)
     >>> mean, var = gp.marginals(tf.constant([[0.0], [3.0]], tf.float64))
@@ -145,9 +145,9 @@ class LatentGPs(gpflow.base.Module):
         """K_ZcX (L, M, N) and diag K_XX (L, N), one latent's kernel and inputs per slice (``se``: ``_stacked_se``);
         when ``shared`` and one input serves every latent, (1, M, N) and (1, N), computed once."""
         Z = tf.convert_to_tensor(self.Z)
-        shared = all(X is Xs[0] for X in Xs)  # one input for every latent: scaled by broadcasting, not stacked
+        one_input = all(X is Xs[0] for X in Xs)  # one input for every latent: scaled by broadcasting, not stacked
         if se is None:
-            if self.shared and shared:
+            if self.shared and one_input:
                 Xs = Xs[:1]
             k = [self.kernels[0 if self.shared else c] for c in range(len(Xs))]
             Zc = [Z[0 if self.shared else c] for c in range(len(Xs))]
@@ -155,8 +155,8 @@ class LatentGPs(gpflow.base.Module):
             kxx = tf.stack([k[c](X, full_cov=False) for c, X in enumerate(Xs)])
             return Kzx, kxx
         lengthscales, variances = se
-        X = Xs[0][None] if shared else tf.stack(Xs)
-        kxx = tf.broadcast_to(variances[:, None], [len(self.kernels) if shared else self.num_latent, tf.shape(X)[1]])
+        X = Xs[0][None] if one_input else tf.stack(Xs)
+        kxx = tf.broadcast_to(variances[:, None], [len(self.kernels) if one_input else self.num_latent, tf.shape(X)[1]])
         return _scaled_se(Z / lengthscales[:, None, :], X / lengthscales[:, None, :], variances), kxx
 
     def _projection(self, Xs: Sequence[tf.Tensor]) -> Projection:
