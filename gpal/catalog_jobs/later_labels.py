@@ -257,6 +257,9 @@ def _fit_from_class_variances(estimator: Any, train: Any, weight: np.ndarray | N
 
     plan = plan_fit(estimator, *fit_data(estimator, train, None, None), weight=weight)
     kernels = plan.model.gp.kernels
+    if plan.model.gp.shared:
+        raise ValueError(f"class_kernel_variances gives each class's kernel its own variance; the estimator's "
+                         f"share_kernel_and_inducing=True gives every class one kernel: set it to False")
     if len(kernels) != len(variances):
         raise ValueError(f"class_kernel_variances gives {len(variances)} variances for {len(kernels)} latent functions")
     for kernel, variance in zip(kernels, variances):

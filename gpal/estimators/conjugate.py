@@ -46,6 +46,9 @@ def check_conjugate(est: Any, likelihood_name: str | None) -> None:
     if not est.train_inducing:
         raise ValueError(f"train_inducing=False holds SVI's inducing inputs; inference={est.inference!r} takes its own "
                          f"in inference_options (train_inducing, False unless set): leave train_inducing at True")
+    if est.share_kernel_and_inducing:
+        raise ValueError(f"share_kernel_and_inducing=True shares SVI's kernel and inducing inputs among the latent "
+                         f"functions; inference={est.inference!r} builds its own model: leave it at False")
     if est.warm_start:
         raise ValueError(f"warm_start continues an SVI fit; inference={est.inference!r} refits from scratch: set warm_start=False")
     if est.epochs < 1:

@@ -32,7 +32,7 @@ from gpal.estimators.conjugate import check_conjugate, fit_augmented
 from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
 from gpal.estimators.noisy_gp_state import noisy_gp_from_state, noisy_gp_state
 from gpal.estimators.params import (AUTO, NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options,
-                                    input_noise_class)
+                                    check_shared_latents, input_noise_class)
 from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
 from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES,
                            DEFAULT_LIKELIHOOD, DEFAULT_NOISE_VARIANCE, DEFAULT_PRIOR_COMPONENTS,
@@ -173,6 +173,12 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         SVI trains the inducing inputs with the kernel and q(u) (gpal's default), or holds them where they start,
         as paper 003's authors hold their GPC's; held, they cover the data only as well as their start does.
         The conjugate schemes take theirs in ``inference_options``.
+    share_kernel_and_inducing
+        give every class's latent function one kernel (the same hyperparameters) and one set of inducing inputs, each
+        trained once for all, as paper 000's authors' GPflow 1 SVGP does (``num_latent=3`` with one kernel and one
+        feature); gpal's default gives each latent function its own, which can fit a class's own length scales and
+        place its own inducing inputs.  Needs ``inducing_start="kmeans"`` and ``inference="svi"``; with one latent
+        function (a binary likelihood) there is nothing to share and a warning says so.
     q_x_form : "relative" | "free"
         how NIMGP and NIMGP-NN (``input_noise="latent"``, ``"amortized"``) parameterise each training row's q(x_i):
         relative to p(x_i | x~_i), where it starts (gpal's default), or as paper 001's authors do, an absolute mean
@@ -270,6 +276,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         initial_learned_variance: float = INITIAL_LEARNED_VARIANCE,
         inducing_start: str = INDUCING_STARTS[0],
         train_inducing: bool = True,
+        share_kernel_and_inducing: bool = False,
         q_x_form: str = Q_X_FORMS[0],
         q_x_update: str = Q_X_UPDATES[0],
         standardize: bool = True,
@@ -290,6 +297,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         check_named_likelihood_options(self, self._likelihood_name)
         check_conjugate(self, self._likelihood_name)
         check_input_prior(self)
+        check_shared_latents(self)
 
     @property
     def _likelihood_name(self) -> str | None:

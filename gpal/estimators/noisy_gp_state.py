@@ -67,6 +67,7 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
     params.setdefault("q_x_form", "relative")
     params.setdefault("q_x_update", "batch_rows")
     params.setdefault("train_inducing", True)  # earlier gpal trained them always
+    params.setdefault("share_kernel_and_inducing", False)  # earlier gpal gave each latent function its own
     if isinstance(params["kernel"], dict):
         params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])
     if isinstance(params["likelihood"], dict):

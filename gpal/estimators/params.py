@@ -23,7 +23,7 @@ from gpal.registry import (INDUCING_STARTS, INFERENCE, INPUT_NOISE, INPUT_PRIORS
                            Q_X_FORMS, Q_X_UPDATES, ROWS_PER_PRIOR_COMPONENT)
 
 __all__ = ["AUTO", "AUTO_WITH_ERROR_BARS", "INPUT_NOISE_SETTING", "KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "RANDOM_STATE", "SPARSE_GP_PARAMETERS",
-           "auto_declines", "check_input_prior", "check_named_likelihood_options", "choose_input_noise", "gives_error_bars", "input_noise_class", "input_prior_used", "model_spec"]
+           "auto_declines", "check_input_prior", "check_named_likelihood_options", "check_shared_latents", "choose_input_noise", "gives_error_bars", "input_noise_class", "input_prior_used", "model_spec"]
 
 
 def _is_random_state(value: Any) -> bool:
@@ -114,6 +114,7 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
     "initial_learned_variance": Real(0, low_open=True, meaning="the learned input-noise variance's start"),
     "inducing_start": OneOf(INDUCING_STARTS),
     "train_inducing": Boolean(),
+    "share_kernel_and_inducing": Boolean(),
     "q_x_form": OneOf(Q_X_FORMS),
     "q_x_update": OneOf(Q_X_UPDATES),
     "warm_start": Boolean(),
@@ -234,7 +235,8 @@ def model_spec(est: Any) -> ModelSpec:
                      prior_components=int(est.prior_components), hidden_sizes=tuple(int(h) for h in est.hidden_sizes),
                      initial_learned_variance=float(est.initial_learned_variance),
                      inducing_start=est.inducing_start, train_inducing=bool(est.train_inducing),
-                     q_x_form=est.q_x_form, q_x_update=est.q_x_update, seed=_model_seed(est))
+                     q_x_form=est.q_x_form, q_x_update=est.q_x_update,
+                     share_kernel_and_inducing=bool(est.share_kernel_and_inducing), seed=_model_seed(est))
 
 
 def _model_seed(est: Any) -> int:
@@ -246,6 +248,14 @@ def _model_seed(est: Any) -> int:
         return int(est.random_state)
     raise ValueError(f"random_state={est.random_state!r} gives a seed only when fit draws it (random_seed_); "
                      "fit first, or give an integer random_state")
+
+
+def check_shared_latents(est: Any) -> None:
+    """Refuse one shared set of inducing inputs with a start that gives each latent function its own."""
+    if est.share_kernel_and_inducing and est.inducing_start != INDUCING_STARTS[0]:
+        raise ValueError(f"share_kernel_and_inducing=True gives every latent function one set of inducing inputs; "
+                         f"inducing_start={est.inducing_start!r} starts each its own: use inducing_start="
+                         f"{INDUCING_STARTS[0]!r}")
 
 
 def check_input_prior(est: Any) -> None:

@@ -1,6 +1,7 @@
 """``LatentGPs``: the L sparse latent functions of a model, with their inducing points and whitened q(u).
 
-It holds L independent latent functions f_c, each with its own kernel and M inducing points Z_c,
+It holds L independent latent functions f_c, each with its own kernel and M inducing points Z_c
+(or, ``shared_by=L``, one kernel and one Z that every f_c uses, as paper 000's authors' GPflow 1 SVGP has them),
 and a whitened Gaussian q(v_c) = N(m_c, S_c S_c^T) with u_c = chol(K_ZcZc) v_c, so that
 p(v_c) = N(0, I).  It returns the marginals q(f_c(x)) = N(mu_c(x), nu_c(x)) at any inputs and
 KL(q(v)||p(v)); it knows nothing of input noise or likelihoods, which ``NoisySVGP``
@@ -51,7 +52,7 @@ class LatentGPs(gpflow.base.Module):
     >>> import tensorflow as tf
     >>> from gpal.models import LatentGPs
     >>> kernels = [gpflow.kernels.SquaredExponential() for _ in range(2)]   # L = 2 latent functions
-    >>> gp = LatentGPs(kernels, Z=np.linspace(-1.0, 1.0, 4)[:, None])       # M = 4 shared inducing inputs
+    >>> gp = LatentGPs(kernels, Z=np.linspace(-1.0, 1.0, 4)[:, None])       # M = 4 inducing inputs, a copy per latent
     >>> gp.num_latent, gp.num_inducing
     (2, 4)
     >>> mean, var = gp.marginals(tf.constant([[0.0], [3.0]], tf.float64))
@@ -64,17 +65,30 @@ class LatentGPs(gpflow.base.Module):
     """
 
     def __init__(self, kernels: Sequence[gpflow.kernels.Kernel], Z: np.ndarray, jitter: float = DEFAULT_JITTER,
-                 train_inducing: bool = True):
+                 train_inducing: bool = True, *, shared_by: int | None = None):
         super().__init__(name="latent_gps")
         Z = np.asarray(Z, dtype=np.float64)
-        if Z.ndim == 2:
+        if shared_by is not None:
+            # One kernel and one (1, M, d) Z, stored once: every latent reads the same variables, so their gradients
+            # add up and a step moves them once for all; the (1, ...) factors broadcast against q(v)'s L slices.
+            if len(kernels) != 1 or not (isinstance(shared_by, int) and shared_by >= 1):
+                raise ValueError(f"shared_by={shared_by!r} shares one kernel among that many latent functions: it "
+                                 f"needs one kernel and a positive integer; got {len(kernels)} kernels")
+            if Z.ndim == 3 and Z.shape[0] == 1:
+                Z = Z[0]
+            if Z.ndim != 2:
+                raise ValueError(f"Z shared by every latent function must be (M, d) or (1, M, d); got shape {Z.shape}")
+            Z = Z[None]
+        elif Z.ndim == 2:
             Z = np.tile(Z[None], (len(kernels), 1, 1))
         if Z.ndim != 3 or Z.shape[0] != len(kernels):
             raise ValueError(f"Z must be (M, d) or (L, M, d) with L = {len(kernels)} kernels; got shape {Z.shape}")
-        self.num_latent = len(kernels)
+        self.num_latent = len(kernels) if shared_by is None else int(shared_by)
+        #: Whether one kernel and one Z serve every latent function (``kernels`` and ``Z`` then hold one of each).
+        self.shared = shared_by is not None
         self.num_inducing = Z.shape[1]
         self.kernels = list(kernels)
-        # (L, M, d); held where they start when not ``train_inducing`` (paper 003's authors' GPC)
+        # (L, M, d), or (1, M, d) shared; held where they start when not ``train_inducing`` (paper 003's authors' GPC)
         self.Z = gpflow.Parameter(Z, name="inducing_points", trainable=bool(train_inducing))
         self.q_mu = gpflow.Parameter(np.zeros((self.num_inducing, self.num_latent)), name="q_mu")  # (M, L)
         self.q_sqrt = gpflow.Parameter(
@@ -94,12 +108,12 @@ class LatentGPs(gpflow.base.Module):
         return whitened_kl(tf.transpose(self.q_mu), self.q_sqrt)
 
     def cholesky_Kzz(self) -> tf.Tensor:
-        """Cholesky factors of K_ZcZc + jitter I, (L, M, M).
+        """Cholesky factors of K_ZcZc + jitter I, (L, M, M); (1, M, M) when ``shared``.
 
         Returns
         -------
         tf.Tensor
-            (L, M, M) lower-triangular factors.
+            (L, M, M) or (1, M, M) lower-triangular factors.
         """
         return cholesky_with_jitter(self._Kzz(self._stacked_se()), self.jitter)
 
@@ -117,7 +131,8 @@ class LatentGPs(gpflow.base.Module):
         return lengthscales, tf.stack([tf.convert_to_tensor(k.variance) for k in self.kernels])
 
     def _Kzz(self, se: tuple[tf.Tensor, tf.Tensor] | None) -> tf.Tensor:
-        """K_ZcZc (L, M, M); with ``se``, GPflow's squared-exponential arithmetic batched over the latents."""
+        """K_ZcZc (L, M, M), (1, M, M) when ``shared``; with ``se``, GPflow's squared-exponential arithmetic batched
+        over the latents."""
         Z = tf.convert_to_tensor(self.Z)
         if se is None:
             return tf.stack([k(Z[c]) for c, k in enumerate(self.kernels)])
@@ -127,16 +142,21 @@ class LatentGPs(gpflow.base.Module):
 
     def _kernel_blocks(self, Xs: Sequence[tf.Tensor],
                        se: tuple[tf.Tensor, tf.Tensor] | None = None) -> tuple[tf.Tensor, tf.Tensor]:
-        """K_ZcX (L, M, N) and diag K_XX (L, N), one latent's kernel and inputs per slice (``se``: ``_stacked_se``)."""
+        """K_ZcX (L, M, N) and diag K_XX (L, N), one latent's kernel and inputs per slice (``se``: ``_stacked_se``);
+        when ``shared`` and one input serves every latent, (1, M, N) and (1, N), computed once."""
         Z = tf.convert_to_tensor(self.Z)
+        one_input = all(X is Xs[0] for X in Xs)  # one input for every latent: scaled by broadcasting, not stacked
         if se is None:
-            Kzx = tf.stack([k(Z[c], Xs[c]) for c, k in enumerate(self.kernels)])
-            kxx = tf.stack([k(Xs[c], full_cov=False) for c, k in enumerate(self.kernels)])
+            if self.shared and one_input:
+                Xs = Xs[:1]
+            k = [self.kernels[0 if self.shared else c] for c in range(len(Xs))]
+            Zc = [Z[0 if self.shared else c] for c in range(len(Xs))]
+            Kzx = tf.stack([k[c](Zc[c], X) for c, X in enumerate(Xs)])
+            kxx = tf.stack([k[c](X, full_cov=False) for c, X in enumerate(Xs)])
             return Kzx, kxx
         lengthscales, variances = se
-        shared = all(X is Xs[0] for X in Xs)  # one input for every latent: scaled by broadcasting, not stacked
-        X = Xs[0][None] if shared else tf.stack(Xs)
-        kxx = tf.broadcast_to(variances[:, None], [self.num_latent, tf.shape(X)[1]])
+        X = Xs[0][None] if one_input else tf.stack(Xs)
+        kxx = tf.broadcast_to(variances[:, None], [len(self.kernels) if one_input else self.num_latent, tf.shape(X)[1]])
         return _scaled_se(Z / lengthscales[:, None, :], X / lengthscales[:, None, :], variances), kxx
 
     def _projection(self, Xs: Sequence[tf.Tensor]) -> Projection:
@@ -161,7 +181,8 @@ class LatentGPs(gpflow.base.Module):
         return self._marginals([X] * self.num_latent)
 
     def _predictive_kernel_blocks(self, X: tf.Tensor, dtype: tf.DType) -> tuple[tf.Tensor, tf.Tensor]:
-        """K_XZc (L, N, M) and diag K_XX (L, N) in ``dtype``; squared-exponential kernels in one GEMM and one exp.
+        """K_XZc (L, N, M) and diag K_XX (L, N) in ``dtype``, (1, N, M) and (1, N) when ``shared``; squared-exponential
+        kernels in one GEMM and one exp.
 
         sigma^2 exp(-|x - z|^2_l / 2) = exp(x_a . z_a) with x_a = [x, x^2, 1], shared by every
         latent, and z_a = [z / l^2, -1 / (2 l^2), log sigma^2 - |z / l|^2 / 2] per latent: the
@@ -181,7 +202,7 @@ class LatentGPs(gpflow.base.Module):
                          offsets[..., None]], axis=-1)  # (L, M, 2 d + 1)
         x_a = tf.concat([X, tf.square(X), tf.ones_like(X[:, :1])], axis=-1)  # (N, 2 d + 1)
         Kxz = tf.exp(tf.linalg.matmul(tf.cast(x_a, dtype)[None], tf.cast(z_a, dtype), transpose_b=True))
-        return Kxz, tf.broadcast_to(tf.cast(variances, dtype)[:, None], [self.num_latent, tf.shape(X)[0]])
+        return Kxz, tf.broadcast_to(tf.cast(variances, dtype)[:, None], [len(self.kernels), tf.shape(X)[0]])
 
     @check_shapes("X: [N, D]", "return[0]: [N, L]", "return[1]: [N, L]")
     def predictive_marginals(self, X: tf.Tensor, dtype: tf.DType = tf.float64) -> tuple[tf.Tensor, tf.Tensor]:
@@ -204,7 +225,8 @@ class LatentGPs(gpflow.base.Module):
         means, variances = [], []
         for c in range(self.num_latent):  # a 2-D GEMM per latent: faster than one batched product here
             own = PredictiveFactors(*(tf.cast(f[c], dtype) for f in factors))
-            mean, var = factored_marginals(own, Kxz[c], kxx[c])
+            k = 0 if self.shared else c  # a shared kernel's one K_XZ serves every latent
+            mean, var = factored_marginals(own, Kxz[k], kxx[k])
             means.append(mean)
             variances.append(var)
         return tf.cast(tf.stack(means, axis=1), X.dtype), tf.cast(tf.stack(variances, axis=1), X.dtype)

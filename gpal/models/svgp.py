@@ -12,6 +12,7 @@ and the predictive class probabilities.  ``build_model`` initialises one from da
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Mapping, Sequence
 
 import gpflow
@@ -272,6 +273,8 @@ class NoisySVGP(gpflow.base.Module):
             "noise_variance": None if self.noise_variance is None else self.noise_variance.get_config(),
             # named only when held, so that a model trained as earlier gpal trained every model keeps its structure
             **({} if Z.trainable else {"train_inducing": False}),
+            # named only when shared, likewise: then "kernels" holds the one kernel every latent function uses
+            **({"shared_by": self.gp.num_latent} if self.gp.shared else {}),
         }
 
     @classmethod
@@ -287,7 +290,7 @@ class NoisySVGP(gpflow.base.Module):
         Z = np.zeros((len(kernels), s["num_inducing"], s["num_features"]))
         nv = s["noise_variance"]
         return cls(
-            LatentGPs(kernels, Z, train_inducing=s.get("train_inducing", True)),
+            LatentGPs(kernels, Z, train_inducing=s.get("train_inducing", True), shared_by=s.get("shared_by")),
             strategy_from_config(s["strategy"]),
             likelihood_from_config(s["likelihood"]),
             None if nv is None else NoiseVariance(**nv),
@@ -351,6 +354,7 @@ def build_model(
     train_inducing: bool = True,
     q_x_form: str = Q_X_FORMS[0],
     q_x_update: str = Q_X_UPDATES[0],
+    share_kernel_and_inducing: bool = False,
     jitter: float = DEFAULT_JITTER,
     seed: int = 0,
 ) -> NoisySVGP:
@@ -370,6 +374,9 @@ def build_model(
     `gpal.models.input_noise.AmortizedInputs`); refused for a strategy without it.
     ``q_x_update``: Adam moves NIMGP's q(x_i) of the minibatch's rows only ("batch_rows"), or of every row at every
     step as paper 001's authors' TensorFlow 1 Adam does ("every_row", `gpal.training.adam.RowAdam`); refused likewise.
+    ``share_kernel_and_inducing``: one kernel and one set of M inducing inputs, trained once for every latent function
+    (`LatentGPs` ``shared_by``), as paper 000's authors' GPflow 1 SVGP has them; with one latent function (a binary
+    likelihood) there is nothing to share, and a warning says so.
 
     Returns
     -------
@@ -392,8 +399,18 @@ def build_model(
     lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
     L = lik.num_latent(num_classes)
     template = make_kernel(kernel, d, X, seed)
-    kernels = [module_copy(template) for _ in range(L)]
     OneOf(INDUCING_STARTS).check("inducing_start", inducing_start)
+    share = bool(share_kernel_and_inducing)
+    if share and L == 1:
+        warnings.warn(f"share_kernel_and_inducing=True is ignored: likelihood {lik.name!r} with {num_classes} classes "
+                      "has one latent function, whose kernel and inducing inputs are already its own alone",
+                      UserWarning, stacklevel=2)
+        share = False
+    if share and inducing_start != INDUCING_STARTS[0]:
+        raise ValueError(f"share_kernel_and_inducing=True gives every latent function one set of inducing inputs; "
+                         f"inducing_start={inducing_start!r} starts each its own: use inducing_start="
+                         f"{INDUCING_STARTS[0]!r}")
+    kernels = [module_copy(template)] if share else [module_copy(template) for _ in range(L)]
     M = min(int(num_inducing), n)
     Z = kmeans_inducing(X, M, seed) if inducing_start == "kmeans" else random_inducing_per_latent(X, M, L, seed)
     population = None
@@ -410,4 +427,5 @@ def build_model(
                              seed=seed, **({} if q_x_form == Q_X_FORMS[0] else {"q_x_form": q_x_form}),
                              **({} if q_x_update == Q_X_UPDATES[0] else {"q_x_update": q_x_update}))
     nv = NoiseVariance(noise_variance, d, initial_learned_variance) if strategy.uses_noise_variance else None
-    return NoisySVGP(LatentGPs(kernels, Z, jitter, train_inducing), strategy, lik, nv, n, num_classes)
+    gp = LatentGPs(kernels, Z, jitter, train_inducing, shared_by=L if share else None)
+    return NoisySVGP(gp, strategy, lik, nv, n, num_classes)

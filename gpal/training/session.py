@@ -50,6 +50,7 @@ class ModelSpec:
     train_inducing: bool = True
     q_x_form: str = "relative"
     q_x_update: str = "batch_rows"
+    share_kernel_and_inducing: bool = False
 
     def build(self, Z: np.ndarray, Z_var: np.ndarray, y: np.ndarray, num_classes: int,
               prior_inputs: tuple[np.ndarray, np.ndarray] | None = None) -> Any:

@@ -35,7 +35,7 @@ AUTO_ALL_ROWS = "auto_all_rows"
 #: also takes 'auto', the paper's rule (`num_inducing_for`).
 TRAINING = ("noise_variance", "likelihood", "num_inducing", "batch_size", "epochs", "learning_rate", "n_samples",
             "prior_variance", "hidden_sizes", "likelihood_options", "standardize", "kernel",
-            "initial_learned_variance", "inducing_start", "q_x_form", "q_x_update", "tol")
+            "initial_learned_variance", "inducing_start", "q_x_form", "q_x_update", "share_kernel_and_inducing", "tol")
 
 
 #: The training settings a workflow starts from where the estimator's defaults are the main job's instead: the values
@@ -90,6 +90,8 @@ def classifier_params(methods: list[str], training: Mapping[str, Any], n_train: 
               "hidden_sizes": tuple(training["hidden_sizes"]), "progress": False}
     if common.get("kernel") is None:  # the estimator's default, left unnamed so existing method specs still match
         del common["kernel"]
+    if not common.get("share_kernel_and_inducing", True):  # likewise
+        del common["share_kernel_and_inducing"]
     defaults = {"q_x_form": Q_X_FORMS[0], "q_x_update": Q_X_UPDATES[0]}
     q_x = {name: common.pop(name, default) for name, default in defaults.items()}
     params = select_methods(methods, **common)
