@@ -251,11 +251,11 @@ def _model_seed(est: Any) -> int:
 
 
 def check_shared_latents(est: Any) -> None:
-    """Refuse one shared set of inducing inputs with a start that gives each latent function its own."""
-    if est.share_kernel_and_inducing and est.inducing_start != INDUCING_STARTS[0]:
-        raise ValueError(f"share_kernel_and_inducing=True gives every latent function one set of inducing inputs; "
-                         f"inducing_start={est.inducing_start!r} starts each its own: use inducing_start="
-                         f"{INDUCING_STARTS[0]!r}")
+    """`gpal.models.svgp.check_shared_inducing_start` before any data: the model's rule, refused at validation."""
+    if est.share_kernel_and_inducing:  # imported only then: the model module loads GPflow
+        from gpal.models.svgp import check_shared_inducing_start
+
+        check_shared_inducing_start(True, est.inducing_start)
 
 
 def check_input_prior(est: Any) -> None:

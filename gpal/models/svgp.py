@@ -48,7 +48,8 @@ from gpal.registry import (
     SVGP_NUM_INDUCING,
 )
 
-__all__ = ["INDUCING_STARTS", "NoisySVGP", "build_model", "kmeans_inducing", "random_inducing_per_latent"]
+__all__ = ["INDUCING_STARTS", "NoisySVGP", "build_model", "check_shared_inducing_start", "kmeans_inducing",
+           "random_inducing_per_latent"]
 
 
 class NoisySVGP(gpflow.base.Module):
@@ -299,6 +300,14 @@ class NoisySVGP(gpflow.base.Module):
         )
 
 
+def check_shared_inducing_start(share: bool, inducing_start: str) -> None:
+    """Refuse one shared set of inducing inputs with a start that gives each latent function its own."""
+    if share and inducing_start != INDUCING_STARTS[0]:
+        raise ValueError(f"share_kernel_and_inducing=True gives every latent function one set of inducing inputs; "
+                         f"inducing_start={inducing_start!r} starts each its own: use inducing_start="
+                         f"{INDUCING_STARTS[0]!r}")
+
+
 def kmeans_inducing(X: np.ndarray, num_inducing: int, seed: int) -> np.ndarray:
     """Inducing inputs by k-means on X (distinct rows when there are no more than M of them).
 
@@ -406,10 +415,7 @@ def build_model(
                       "has one latent function, whose kernel and inducing inputs are already its own alone",
                       UserWarning, stacklevel=2)
         share = False
-    if share and inducing_start != INDUCING_STARTS[0]:
-        raise ValueError(f"share_kernel_and_inducing=True gives every latent function one set of inducing inputs; "
-                         f"inducing_start={inducing_start!r} starts each its own: use inducing_start="
-                         f"{INDUCING_STARTS[0]!r}")
+    check_shared_inducing_start(share, inducing_start)
     kernels = [module_copy(template)] if share else [module_copy(template) for _ in range(L)]
     M = min(int(num_inducing), n)
     Z = kmeans_inducing(X, M, seed) if inducing_start == "kmeans" else random_inducing_per_latent(X, M, L, seed)
