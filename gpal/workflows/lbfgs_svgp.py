@@ -28,7 +28,7 @@ class LbfgsSVGPClassifier:
 
     Parameters
     ----------
-    likelihood, likelihood_options, num_inducing, kernel, train_inducing, scaling
+    likelihood, likelihood_options, num_inducing, kernel, train_inducing, share_kernel_and_inducing, scaling
         ``NoisyGPClassifier``'s, for the model that is optimised.
     max_iter
         L-BFGS-B's iteration cap; it stops sooner when scipy's convergence test is met (``converged_``).
@@ -42,10 +42,12 @@ class LbfgsSVGPClassifier:
     """
 
     def __init__(self, *, likelihood: str = "softmax", likelihood_options: dict | None = None,
-                 num_inducing: int = 50, kernel: Any = None, train_inducing: bool = True, scaling: str = "zscore",
-                 max_iter: int = 1000, random_state: int = 0, progress: bool = False):
+                 num_inducing: int = 50, kernel: Any = None, train_inducing: bool = True,
+                 share_kernel_and_inducing: bool = False, scaling: str = "zscore", max_iter: int = 1000,
+                 random_state: int = 0, progress: bool = False):
         self.likelihood, self.likelihood_options = likelihood, dict(likelihood_options or {})
         self.num_inducing, self.kernel, self.train_inducing = int(num_inducing), kernel, bool(train_inducing)
+        self.share_kernel_and_inducing = bool(share_kernel_and_inducing)
         self.scaling, self.max_iter, self.random_state = scaling, int(max_iter), int(random_state)
         self.progress = bool(progress)
         if self.progress:
@@ -58,14 +60,15 @@ class LbfgsSVGPClassifier:
     def __repr__(self) -> str:
         return (f"LbfgsSVGPClassifier(likelihood={self.likelihood!r}, likelihood_options={self.likelihood_options!r}, "
                 f"num_inducing={self.num_inducing}, kernel={self.kernel!r}, train_inducing={self.train_inducing}, "
-                f"scaling={self.scaling!r}, max_iter={self.max_iter})")
+                f"share_kernel_and_inducing={self.share_kernel_and_inducing}, scaling={self.scaling!r}, max_iter={self.max_iter})")
 
     def _estimator(self, seed: int) -> Any:
         from gpal.estimators.noisy_gp import NoisyGPClassifier
 
         return NoisyGPClassifier(input_noise="none", likelihood=self.likelihood,
                                  likelihood_options=self.likelihood_options, num_inducing=self.num_inducing,
-                                 kernel=self.kernel, train_inducing=self.train_inducing, scaling=self.scaling,
+                                 kernel=self.kernel, train_inducing=self.train_inducing,
+                                 share_kernel_and_inducing=self.share_kernel_and_inducing, scaling=self.scaling,
                                  epochs=0, early_stopping=False, random_state=seed)
 
     def fit(self, X: Any, y: Any, X_var: Any = None) -> "LbfgsSVGPClassifier":

@@ -279,3 +279,6 @@ def test_the_class_variances_variant_starts_each_class_kernel_at_its_own_varianc
     np.testing.assert_allclose([k.variance.numpy() for k in made[-1].model_.gp.kernels], 1.0)
     with pytest.raises(ValueError, match="2 variances for 3 latent functions"):
         later_labels._gp_proba({"class_kernel_variances": (1.0, 2.0), **small}, 0, train, train.X, train.X_var)
+    with pytest.raises(ValueError, match="share_kernel_and_inducing=True gives every class one kernel"):
+        later_labels._gp_proba({**later_labels.GP_VARIANTS["gpal_class_kernel_variances"], **small,
+                                "share_kernel_and_inducing": True}, 0, train, train.X, train.X_var)

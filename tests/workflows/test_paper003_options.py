@@ -139,3 +139,32 @@ def test_the_lbfgs_gpc_warns_that_it_shows_no_progress_bar():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         LbfgsSVGPClassifier(progress=False)  # as the workflows make it: silent
+
+
+def test_the_lbfgs_gpc_shares_one_kernel_and_inducing_set_when_asked():
+    """The authors' GPC is GPflow 1's SVGP with one kernel for all classes; the option reaches the optimised model."""
+    from gpal.workflows.lbfgs_svgp import LbfgsSVGPClassifier
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(45, 2))
+    y = np.repeat([0, 1, 2], 15)
+    shared = LbfgsSVGPClassifier(num_inducing=4, max_iter=2, share_kernel_and_inducing=True).fit(X + y[:, None], y)
+    own = LbfgsSVGPClassifier(num_inducing=4, max_iter=2).fit(X + y[:, None], y)
+    assert shared.estimator_.model_.gp.shared and len(shared.estimator_.model_.gp.kernels) == 1
+    assert shared.estimator_.model_.gp.Z.shape == (1, 4, 2)
+    assert not own.estimator_.model_.gp.shared and len(own.estimator_.model_.gp.kernels) == 3
+    assert "share_kernel_and_inducing=True" in repr(shared)
+
+
+@pytest.mark.parametrize("name", ["003_milios_letter", "003_milios_magic"])
+def test_the_paper_003_gpcs_share_one_kernel_and_inducing_set_as_the_authors_svgp(name):
+    """dirichletGPC's evaluate_vgp builds one SVGP with one kernel and one Z for all its latent functions: every
+    softmax GPC of the workflows shares them; the one-latent probit GPC has nothing to share."""
+    from gpal.workflows import load_workflow
+    from gpal.workflows.shipped import shipped_dir
+
+    options = load_workflow(shipped_dir() / "papers" / f"{name}.yaml").config["method_options"]
+    for method in ("svgp-softmax-mc", "svgp-softmax-mc-lbfgs", "svgp-robustmax"):
+        if method in options:
+            assert options[method]["share_kernel_and_inducing"] is True, method
+    assert "share_kernel_and_inducing" not in options.get("svgp-probit", {})
