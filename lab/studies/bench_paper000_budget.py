@@ -48,8 +48,9 @@ commit = code_commit()
 ds = load_dataset(args.dataset)
 splits = list(ds.repeated_splits(max(args.split) + 1, 0.1, 0, stratify=not args.random_test))
 robust = args.likelihood in ("step", "probit", "logit")  # the likelihoods with a learned flip rate
-authors = ({"share_kernel_and_inducing": True, **({"likelihood_options": {"delta_prior": [0.2, 5]}} if robust else {})}
-           if args.authors else {})
+multiclass = len(set(ds.y.tolist())) > 2  # one latent function on two classes: nothing to share
+authors = ({**({"share_kernel_and_inducing": True} if multiclass else {}),
+            **({"likelihood_options": {"delta_prior": [0.2, 5]}} if robust else {})} if args.authors else {})
 fits = []
 for k in args.split:
     split = splits[k]
