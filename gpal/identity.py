@@ -14,6 +14,7 @@ identity that existing folders recorded: they must not change.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import numbers
 import subprocess
@@ -129,10 +130,13 @@ def check_same_run(
         raise error(f"{where}: it holds a different run ({'; '.join(found[:8])}). {remedy}")
 
 
+@functools.cache
 def source_commit() -> str:
     """The commit of the gpal source that ran (``+dirty`` when it has uncommitted changes), or 'unknown'.
 
-    A recorded result names it so that a number can be traced to the code that produced it.
+    A recorded result names it so that a number can be traced to the code that produced it. Read once a process:
+    the code a process runs is the code it imported, so a commit made while a long run works does not rename it
+    (a workflow asks when it starts).
     """
     here = Path(__file__).resolve().parent
     try:

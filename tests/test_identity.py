@@ -99,3 +99,23 @@ def test_proba_by_class_puts_columns_in_the_wanted_order():
         proba_by_class(proba, [0, 1, 2], range(3))
     with pytest.raises(ValueError, match="not among"):
         proba_by_class(proba, [0, 5], range(3))
+
+
+def test_the_source_commit_is_read_once_a_process_so_a_commit_during_a_run_does_not_rename_it(monkeypatch):
+    import subprocess
+
+    from gpal import identity
+
+    heads = iter(["aaaaaaaaaa", "bbbbbbbbbb"])
+
+    def run(args, **kwargs):
+        out = next(heads) if "rev-parse" in args else ""
+        return subprocess.CompletedProcess(args, 0, stdout=out + "\n", stderr="")
+
+    identity.source_commit.cache_clear()
+    monkeypatch.setattr(identity.subprocess, "run", run)
+    try:
+        assert identity.source_commit() == "aaaaaaaaaa"
+        assert identity.source_commit() == "aaaaaaaaaa"  # HEAD moved to bbbb..., the process still runs aaaa...'s code
+    finally:
+        identity.source_commit.cache_clear()  # later tests read the real repository

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 from gpal.constraints import SEED, OneOf, Optional, Text
 from gpal.files import write_json_atomic
+from gpal.identity import source_commit
 from gpal.registry import WORKFLOWS
 from gpal.runs.executors import make_executor
 from gpal.runs.output_dir import claim_output_dir
@@ -137,6 +138,7 @@ def run_workflow(
         The output folder: results, figures and ``report.md``.
     """
     workflow = load_workflow(path, overrides)
+    source_commit()  # the source that runs, read now: the measurements name it when they are written, at the end
     folder = Path(out) if out is not None else workflow.out
     config = {**workflow.config, "out": str(folder)}
     runner = WORKFLOWS[workflow.kind]
