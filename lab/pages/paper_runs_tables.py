@@ -581,6 +581,21 @@ def _against_earlier_run(record: Mapping) -> list[tuple[str, ...]]:
             for row in record["paired"]["rows"]]
 
 
+def _same_method(record: Mapping) -> list[tuple[str, ...]]:
+    """A run of some methods with one option changed, paired with the run that shipped on the same splits: each
+    method against its own namesake alone, per metric, with the 95 % t interval."""
+    return [(f"`{row['method']}`", row["metric"], str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
+             f"[{row['low']:+.3f}, {row['high']:+.3f}]")
+            for row in record["paired"]["rows"] if row["method"] == row["against"]]
+
+
+def _shared_table(record: str) -> "StudyTable":
+    """A `_same_method` table of paper 003's page: a class's own kernel and inducing set minus the shared ones."""
+    return StudyTable("papers/003_milios.md", "paper003_shared", record,
+                      ("GPC", "metric", "splits", "per class − shared, mean ± SE", "95 % t interval"),
+                      ("---", "---", "---:", "---", "---"), _same_method)
+
+
 def _options(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 003's remaining differences as options: gpal's choice minus the authors', per option, method and metric,
     paired by split, with the 95 % t interval (``lab/studies/paper003_options.py``'s summary)."""
@@ -1050,6 +1065,8 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper003_letter_calibration.json",
         ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
         _ranked_pairs),
+    "milios_shared_letter": _shared_table("lab/studies/records/papers/paper003_shared_letter.json"),
+    "milios_shared_magic": _shared_table("lab/studies/records/papers/paper003_shared_magic.json"),
     "milios_ladder": StudyTable(
         "papers/003_milios.md", "paper003_inducing",
         "lab/studies/records/papers/paper003_inducing_letter_summary.json",
