@@ -618,8 +618,8 @@ def _kernel_pair(page: str, study: str, record: str, kernel: str, other: str) ->
 def _budget_fits(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 000's GPCs at the paper's own budget (``bench_paper000_budget.py``'s record): per split and kernel the
     test accuracy and NLL and the Adam steps taken."""
-    return [(str(f["split"]), f"`{f['kernel']}`", str(f["steps"]), f"{f['accuracy']:.3f}", f"{f['nll']:.3f}")
-            for f in record["fits"]]
+    return [(str(f["split"]), f"`{f['kernel']}`" + (", the authors' model" if f.get("authors") else ""),
+             str(f["steps"]), f"{f['accuracy']:.3f}", f"{f['nll']:.3f}") for f in record["fits"]]
 
 
 def _budget_table(record: str) -> "StudyTable":
@@ -1085,6 +1085,8 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
                                        "one length scale a part", "one per input"),
     "liu_budget": _budget_table("lab/studies/records/papers/paper000_budget_waveform_noise.json"),
     "liu_budget_ard": _budget_table("lab/studies/records/papers/paper000_budget_waveform_noise_ard.json"),
+    "liu_budget_ringnorm": _budget_table("lab/studies/records/papers/paper000_budget_ringnorm_authors.json"),
+    "liu_budget_satimage": _budget_table("lab/studies/records/papers/paper000_budget_satimage_authors.json"),
     "liu_inputs": PrintedTable("papers/000_liu.md", "paper000_options", "python lab/studies/paper000_splits.py"),
     "galy_fajou_gap": PrintedTable(
         "papers/004_galy_fajou.md", "paper004_gap", "python lab/studies/bench_paper004_gap.py --n-train 200 500"),
