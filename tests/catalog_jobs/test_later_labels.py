@@ -73,7 +73,7 @@ def test_measures_are_scikit_learns_and_a_model_against_itself_differs_by_zero(m
     noise_nll, noise_auc = table.loc[("noise", "nll")], table.loc[("noise", "agn_pulsar_auc")]
     assert shown.loc["noise", "nll"] == (f"{noise_nll['value']:.3f} (+{-noise_nll['diff']:.3f} "
                                          f"[+{-noise_nll['diff_high']:.3f}, +{-noise_nll['diff_low']:.3f}])")
-    assert shown.loc["noise", "agn_pulsar_auc"].split(" (")[1].startswith("-")
+    assert shown.loc["noise", "agn_pulsar_auc"].startswith(f"{noise_auc['value']:.3f} (-")
 
 
 def test_seeds_are_averaged_and_the_interval_pairs_each_seed_with_itself(monkeypatch):
