@@ -589,6 +589,15 @@ def _same_method(record: Mapping) -> list[tuple[str, ...]]:
             for row in record["paired"]["rows"] if row["method"] == row["against"]]
 
 
+def _lbfgs_gpc(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 003's GPC trained by L-BFGS-B, paired with the workflow's run on the same splits: it minus each of that
+    run's methods but robust-max (no rank), per metric, with the 95 % t interval."""
+    return [(f"`{row['against']}`", row["metric"], str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
+             f"[{row['low']:+.3f}, {row['high']:+.3f}]")
+            for row in record["paired"]["rows"]
+            if row["method"] == "svgp-softmax-mc-lbfgs" and row["against"] != "svgp-robustmax"]
+
+
 def _shared_table(record: str) -> "StudyTable":
     """A `_same_method` table of paper 003's page: a class's own kernel and inducing set minus the shared ones."""
     return StudyTable("papers/003_milios.md", "paper003_shared", record,
@@ -1065,6 +1074,10 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper003_letter_calibration.json",
         ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
         _ranked_pairs),
+    "milios_letter_lbfgs": StudyTable(
+        "papers/003_milios.md", "paper003_letter_calibration", "lab/studies/records/papers/paper003_letter_lbfgs.json",
+        ("the GPC by L-BFGS-B minus", "metric", "splits", "mean ± SE", "95 % t interval"),
+        ("---", "---", "---:", "---", "---"), _lbfgs_gpc),
     "milios_shared_letter": _shared_table("lab/studies/records/papers/paper003_shared_letter.json"),
     "milios_shared_magic": _shared_table("lab/studies/records/papers/paper003_shared_magic.json"),
     "milios_ladder": StudyTable(
