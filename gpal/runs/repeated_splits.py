@@ -233,10 +233,24 @@ def _unit_result(dataset: NoisyDataset, split: Split, method: str, estimator: An
         "confusion_rows": "predicted",
         "train_seconds": train_seconds,
         "predict_seconds": predict_seconds,
+        **_fit_report(estimator),
         "test_ids": test.ids.tolist(),
         "y_true": test.y.tolist(),
         "proba": proba.tolist(),
     }
+
+
+def _fit_report(estimator: Any) -> dict[str, Any]:
+    """An iterative fit's own account where its estimator keeps one (scikit-learn's ``n_iter_``; ``converged_``), so
+    that a run capped at some iterations says whether the cap bound it."""
+    report: dict[str, Any] = {}
+    n_iter = getattr(estimator, "n_iter_", None)
+    if n_iter is not None:
+        report["n_iter"] = int(np.max(n_iter))  # scikit-learn's is one count or one per class or fold
+    converged = getattr(estimator, "converged_", None)
+    if converged is not None:
+        report["converged"] = bool(converged)
+    return report
 
 
 def _unit_name(method: str, split: int) -> str:

@@ -269,3 +269,22 @@ def test_an_interrupted_fit_is_not_recorded_as_a_failure(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         run_repeated_splits(ds, {"c": CtrlC}, tmp_path, n_splits=1, on_error="record", progress=False)
     assert not list((tmp_path / "units").rglob("*.json"))
+
+
+class Iterative(NoisyCentroid):
+    """Keeps an iterative fit's account, as scikit-learn's estimators (``n_iter_``) and gpal's L-BFGS-B ones do."""
+
+    def fit(self, X, y, X_var=None):
+        super().fit(X, y, X_var)
+        self.n_iter_, self.converged_ = np.array([7, 12]), self.seed % 2 == 0
+        return self
+
+
+def test_a_unit_keeps_the_fits_iteration_count_and_convergence_where_the_estimator_has_them(tmp_path):
+    ds = _dataset()
+    run_repeated_splits(ds, {"i": Iterative, "c": NoisyCentroid}, tmp_path, n_splits=2, seed=1, progress=False)
+    for (method, _), unit in _units(tmp_path, ["i", "c"], 2).items():
+        if method == "c":
+            assert "n_iter" not in unit and "converged" not in unit  # nothing to report, nothing invented
+        else:
+            assert unit["n_iter"] == 12 and unit["converged"] == (unit["estimator_seed"] % 2 == 0)
