@@ -107,6 +107,10 @@ class LatentGPs(gpflow.base.Module):
         """
         return whitened_kl(tf.transpose(self.q_mu), self.q_sqrt)
 
+    def _slot(self, c: int) -> int:
+        """Which of ``kernels`` and ``Z`` latent function ``c`` reads: its own, or the one every latent shares."""
+        return 0 if self.shared else c
+
     def cholesky_Kzz(self) -> tf.Tensor:
         """Cholesky factors of K_ZcZc + jitter I, (L, M, M); (1, M, M) when ``shared``.
 
@@ -149,10 +153,9 @@ class LatentGPs(gpflow.base.Module):
         if se is None:
             if self.shared and one_input:
                 Xs = Xs[:1]
-            k = [self.kernels[0 if self.shared else c] for c in range(len(Xs))]
-            Zc = [Z[0 if self.shared else c] for c in range(len(Xs))]
-            Kzx = tf.stack([k[c](Zc[c], X) for c, X in enumerate(Xs)])
-            kxx = tf.stack([k[c](X, full_cov=False) for c, X in enumerate(Xs)])
+            slots = [self._slot(c) for c in range(len(Xs))]
+            Kzx = tf.stack([self.kernels[k](Z[k], X) for k, X in zip(slots, Xs)])
+            kxx = tf.stack([self.kernels[k](X, full_cov=False) for k, X in zip(slots, Xs)])
             return Kzx, kxx
         lengthscales, variances = se
         X = Xs[0][None] if one_input else tf.stack(Xs)
@@ -225,8 +228,7 @@ class LatentGPs(gpflow.base.Module):
         means, variances = [], []
         for c in range(self.num_latent):  # a 2-D GEMM per latent: faster than one batched product here
             own = PredictiveFactors(*(tf.cast(f[c], dtype) for f in factors))
-            k = 0 if self.shared else c  # a shared kernel's one K_XZ serves every latent
-            mean, var = factored_marginals(own, Kxz[k], kxx[k])
+            mean, var = factored_marginals(own, Kxz[self._slot(c)], kxx[self._slot(c)])
             means.append(mean)
             variances.append(var)
         return tf.cast(tf.stack(means, axis=1), X.dtype), tf.cast(tf.stack(variances, axis=1), X.dtype)
