@@ -527,17 +527,21 @@ def _alpha(record: Mapping) -> list[tuple[str, ...]]:
              *(f"{row[k]:.3f}" if k in row else "–" for k in extra)) for row in record["rows"]]
 
 
+def _paired_cells(row: Mapping) -> tuple[str, ...]:
+    """A paired difference's metric, splits, mean ± SE and 95 % t interval (``bench_paper_runs.py --paired`` rows)."""
+    return (row["metric"], str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
+            f"[{row['low']:+.3f}, {row['high']:+.3f}]")
+
+
 def _paired_letter(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 003's LETTER: the softmax GPC at its long budget minus GPD, paired per split, with the 95 % t interval."""
-    return [(row["metric"], str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
-             f"[{row['low']:+.3f}, {row['high']:+.3f}]") for row in record["paired"]["rows"]]
+    return [_paired_cells(row) for row in record["paired"]["rows"]]
 
 
 def _paired_same_method(record: Mapping) -> list[tuple[str, ...]]:
     """Each method of a run minus the same method of the run it was paired with (another setting of one option),
     per split, with the 95 % t interval."""
-    return [(f"`{row['method']}`", row["metric"], str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
-             f"[{row['low']:+.3f}, {row['high']:+.3f}]")
+    return [(f"`{row['method']}`", *_paired_cells(row))
             for row in record["paired"]["rows"] if row["method"] == row["against"]]
 
 
@@ -567,8 +571,7 @@ def _ranked_pairs(record: Mapping) -> list[tuple[str, ...]]:
     """A paper 003 run paired with itself: each of the paper's ranked methods minus each one it ranks below, per
     split, with the 95 % t interval (a positive accuracy or a negative NLL and ECE difference is the paper's side)."""
     order = {m: i for i, m in enumerate(_MILIOS_RANKED)}
-    return [(f"`{row['method']}` − `{row['against']}`", row["metric"], str(len(row["splits"])),
-             f"{row['mean']:+.3f} ± {row['se']:.3f}", f"[{row['low']:+.3f}, {row['high']:+.3f}]")
+    return [(f"`{row['method']}` − `{row['against']}`", *_paired_cells(row))
             for row in record["paired"]["rows"]
             if row["method"] in order and row["against"] in order and order[row["method"]] < order[row["against"]]]
 
@@ -576,33 +579,23 @@ def _ranked_pairs(record: Mapping) -> list[tuple[str, ...]]:
 def _against_earlier_run(record: Mapping) -> list[tuple[str, ...]]:
     """A run of one method paired with an earlier run of several on the same splits: each difference as it stands,
     the earlier run's same-named method labelled as that run's (another setting of one option)."""
-    return [(f"`{row['method']}` − earlier `{row['against']}`", row["metric"], str(len(row["splits"])),
-             f"{row['mean']:+.3f} ± {row['se']:.3f}", f"[{row['low']:+.3f}, {row['high']:+.3f}]")
+    return [(f"`{row['method']}` − earlier `{row['against']}`", *_paired_cells(row))
             for row in record["paired"]["rows"]]
-
-
-def _same_method(record: Mapping) -> list[tuple[str, ...]]:
-    """A run of some methods with one option changed, paired with the run that shipped on the same splits: each
-    method against its own namesake alone, per metric, with the 95 % t interval."""
-    return [(f"`{row['method']}`", row["metric"], str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
-             f"[{row['low']:+.3f}, {row['high']:+.3f}]")
-            for row in record["paired"]["rows"] if row["method"] == row["against"]]
 
 
 def _lbfgs_gpc(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 003's GPC trained by L-BFGS-B, paired with the workflow's run on the same splits: it minus each of that
     run's methods but robust-max (no rank), per metric, with the 95 % t interval."""
-    return [(f"`{row['against']}`", row["metric"], str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
-             f"[{row['low']:+.3f}, {row['high']:+.3f}]")
+    return [(f"`{row['against']}`", *_paired_cells(row))
             for row in record["paired"]["rows"]
             if row["method"] == "svgp-softmax-mc-lbfgs" and row["against"] != "svgp-robustmax"]
 
 
 def _shared_table(record: str) -> "StudyTable":
-    """A `_same_method` table of paper 003's page: a class's own kernel and inducing set minus the shared ones."""
+    """A `_paired_same_method` table of paper 003's page: a class's own kernel and inducing set minus the shared ones."""
     return StudyTable("papers/003_milios.md", "paper003_shared", record,
                       ("GPC", "metric", "splits", "per class − shared, mean ± SE", "95 % t interval"),
-                      ("---", "---", "---:", "---", "---"), _same_method)
+                      ("---", "---", "---:", "---", "---"), _paired_same_method)
 
 
 def _options(record: Mapping) -> list[tuple[str, ...]]:
@@ -610,9 +603,7 @@ def _options(record: Mapping) -> list[tuple[str, ...]]:
     paired by split, with the 95 % t interval (``lab/studies/paper003_options.py``'s summary)."""
     rows, last = [], None
     for row in record["rows"]:
-        rows.append((row["option"] if row["option"] != last else "", f"`{row['method']}`", row["metric"],
-                     str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
-                     f"[{row['low']:+.3f}, {row['high']:+.3f}]"))
+        rows.append((row["option"] if row["option"] != last else "", f"`{row['method']}`", *_paired_cells(row)))
         last = row["option"]
     return rows
 
