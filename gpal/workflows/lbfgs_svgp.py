@@ -60,7 +60,8 @@ class LbfgsSVGPClassifier:
     def __repr__(self) -> str:
         return (f"LbfgsSVGPClassifier(likelihood={self.likelihood!r}, likelihood_options={self.likelihood_options!r}, "
                 f"num_inducing={self.num_inducing}, kernel={self.kernel!r}, train_inducing={self.train_inducing}, "
-                f"share_kernel_and_inducing={self.share_kernel_and_inducing}, scaling={self.scaling!r}, max_iter={self.max_iter})")
+                f"share_kernel_and_inducing={self.share_kernel_and_inducing}, scaling={self.scaling!r}, "
+                f"max_iter={self.max_iter})")
 
     def _estimator(self, seed: int) -> Any:
         from gpal.estimators.noisy_gp import NoisyGPClassifier
