@@ -163,7 +163,10 @@ def test_the_paper_003_gpcs_share_one_kernel_and_inducing_set_as_the_authors_svg
     from gpal.workflows import load_workflow
     from gpal.workflows.shipped import shipped_dir
 
-    options = load_workflow(shipped_dir() / "papers" / f"{name}.yaml").config["method_options"]
+    config = load_workflow(shipped_dir() / "papers" / f"{name}.yaml").config
+    options = config["method_options"]
+    # ... trained full-batch by L-BFGS-B with GPflow 1's ScipyOptimizer cap, as evaluate_vgp's opt.minimize
+    assert "svgp-softmax-mc-lbfgs" in config["methods"] and config["training"]["iters"] == 1000
     for method in ("svgp-softmax-mc", "svgp-softmax-mc-lbfgs", "svgp-robustmax"):
         if method in options:
             assert options[method]["share_kernel_and_inducing"] is True, method
