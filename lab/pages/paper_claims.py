@@ -20,6 +20,8 @@ The claims of a paper are declared once, in ``lab/pages/records/papers/claims/<N
         checks:                                    # a study's table kept beside the records (records/papers/tables/)
           - {record: tables/paper002_curves, table: magic_n15216_m50, metric: accuracy, better: [A], worse: [B],
              margin: 0.02, repeats: {gpal: settings.splits.magic_n15216_m50}}
+          - {kind: values, record: tables/paper001_side_by_side, table: "wine, injected noise 0.5", metric: NLL,
+             methods: [MGP], repeats: {gpal: cells, paper: 100}}   # each cell's "mean ± SE (n)" gives its n
       - claim: "Seconds per epoch (Table 8)"
         checks: [...]
         not_comparable: "a P100 GPU against 2 CPU cores"   # the setting decides: the verdict is "not comparable"
@@ -77,6 +79,9 @@ __all__ = ["AGAINST_KINDS", "STATED", "SETTING_COLUMNS", "claim_rows", "claims_i
 #: Verdicts a declaration may state by hand (with its evidence); the page marks them "(judgement)".
 STATED = ("reproduced", "differs", "contradicted", "not comparable", "not resolved at this budget", "not measured",
           "cannot be checked offline", "not checked")
+#: ``repeats.gpal`` of a check whose table carries each cell's own repeats, "mean ± SE (n)" (tables that gather
+#: runs of different lengths, one per setting).
+CELL_REPEATS = "cells"
 #: The columns of a paper's data & budget table, in order.
 SETTING_COLUMNS = ("data", "rows", "M", "kernel", "likelihood", "optimiser", "repeats", "epochs")
 _KINDS = {"order": {"workflow", "record", "table", "repeats", "metric", "settings", "better", "worse", "kind",
@@ -291,6 +296,27 @@ def _results_rows(check: Mapping[str, Any], record: Mapping[str, Any], where: st
     if missing:
         raise ValueError(f"{where}.metric: table {table!r} of {check['record']} has no columns {missing}; "
                          f"its columns are {found['columns']}")
+    from_cells = check["repeats"]["gpal"] == CELL_REPEATS
+    n = None if from_cells else _record_repeats(check, record, where)
+    rows = {}
+    for cells in found["rows"]:
+        values = dict(zip(found["columns"], cells))
+        row = {"setting": str(table), "method": str(cells[0]), "metric": check["metric"], "n": n,
+               "paper_n": check["repeats"]["paper"], "printed": None, "paper_mean": None, "paper_se": None}
+        for column, side in columns.items():
+            parts = re.fullmatch(r"\s*([-+0-9.eE]+)\s*±\s*([0-9.eE]+)\s*(?:\((\d+)\))?\s*", str(values[column]))
+            if not parts or (from_cells and side == "gpal" and parts.group(3) is None):
+                raise ValueError(f"{where}: {check['record']} cell {column!r} of {cells[0]!r} is {values[column]!r}, "
+                                 f"not 'mean ± SE'" + (" with its repeats, '(n)'" if from_cells else ""))
+            row[f"{side}_mean"], row[f"{side}_se"] = float(parts.group(1)), float(parts.group(2))
+            if from_cells and side == "gpal":
+                row["n"] = int(parts.group(3))
+        rows[(row["setting"], row["method"], row["metric"])] = row
+    return rows
+
+
+def _record_repeats(check: Mapping[str, Any], record: Mapping[str, Any], where: str) -> int:
+    """gpal's repeats for every cell of a check's table, from the record's field ``repeats.gpal``."""
     n_text = str(field(record, check["repeats"]["gpal"], f"{where}.repeats.gpal"))
     n_match = re.match(r"\s*(\d+)", n_text)
     if not n_match:
@@ -298,19 +324,7 @@ def _results_rows(check: Mapping[str, Any], record: Mapping[str, Any], where: st
     if int(n_match.group(1)) < 2:
         raise ValueError(f"{where}.repeats.gpal: {check['repeats']['gpal']!r} of {check['record']} is {n_text!r}; "
                          "a verdict needs two or more repeats")
-    rows = {}
-    for cells in found["rows"]:
-        values = dict(zip(found["columns"], cells))
-        row = {"setting": str(table), "method": str(cells[0]), "metric": check["metric"], "n": int(n_match.group(1)),
-               "paper_n": check["repeats"]["paper"], "printed": None, "paper_mean": None, "paper_se": None}
-        for column, side in columns.items():
-            parts = re.fullmatch(r"\s*([-+0-9.eE]+)\s*±\s*([0-9.eE]+)\s*", str(values[column]))
-            if not parts:
-                raise ValueError(f"{where}: {check['record']} cell {column!r} of {cells[0]!r} is {values[column]!r}, "
-                                 f"not 'mean ± SE'")
-            row[f"{side}_mean"], row[f"{side}_se"] = float(parts.group(1)), float(parts.group(2))
-        rows[(row["setting"], row["method"], row["metric"])] = row
-    return rows
+    return int(n_match.group(1))
 
 
 def _workflow_rows(result: Mapping[str, Any]) -> dict[tuple, dict]:

@@ -1,17 +1,20 @@
 #!/usr/bin/env python
-"""Paper 001's methods as its authors coded them (GPInputNoise), run beside gpal's on waveform at injected input
-noise 0.25 or 0.5 (``--level``): the same rows, splits and noisy inputs; test error and NLL of both, per split.
+"""Paper 001's methods as its authors coded them (GPInputNoise), run beside gpal's on waveform or wine
+(``--dataset``) at injected input noise 0.1, 0.25 or 0.5 (``--level``): the same rows, splits and noisy inputs; test
+error and NLL of both, per split.
 
 GPInputNoise is github.com/cvillacampa/GPInputNoise at commit 0e9268a (plain TensorFlow 1, no GPflow). It is read from
 a git-ignored folder, fetched once by hand, and is neither shipped nor copied into gpal (its MNIST and synthetic
-data are large files the study does not need, so only the package and the waveform folder are checked out)::
+data are large files the study does not need, so only the package and the two UCI folders are checked out)::
 
     git clone --no-checkout https://github.com/cvillacampa/GPInputNoise lab/authors/GPInputNoise && \\
-        git -C lab/authors/GPInputNoise checkout 0e9268a -- gp_input_noise experiments/uci/waveform
+        git -C lab/authors/GPInputNoise checkout 0e9268a -- gp_input_noise experiments/uci/waveform \
+            experiments/uci/wine
 
 Without it the study says so and exits having run nothing.
 
-The authors' side follows ``experiments/uci/waveform/<level>/<method>/test_real.py``: the rows of their
+The authors' side follows ``experiments/uci/<dataset>/<level>/<method>/test_real.py`` (the same script for both
+sets, and the same generate_data.py): the rows of their
 ``data/X.txt`` and ``Y.txt``, split ``fold`` of the 100 permutations and the noise of ``data/generate_data.py``
 (seed 0; made here in memory rather than saved as .npy), a 90/10 split standardised on its training rows, the noise
 added after; SE-ARD started at the median distance, per class its own random training rows as inducing inputs
@@ -66,7 +69,8 @@ ROOT = STUDIES.parents[1]
 
 COMMIT = "0e9268a"
 FETCH = ("git clone --no-checkout https://github.com/cvillacampa/GPInputNoise lab/authors/GPInputNoise && "
-         f"git -C lab/authors/GPInputNoise checkout {COMMIT} -- gp_input_noise experiments/uci/waveform")
+         f"git -C lab/authors/GPInputNoise checkout {COMMIT} -- gp_input_noise experiments/uci/waveform "
+         "experiments/uci/wine")
 #: gpal's method name -> the authors' module and class (test_real.py line 5 of each method's folder).
 METHODS = {"MGP": ("gp_input_noise.mgpc", "MGPC"), "NIMGP": ("gp_input_noise.nimgpc_learn_noise", "NIMGPC"),
            "NIMGP-FO": ("gp_input_noise.nimgpc_fo_learn_noise", "NIMGPC_FO"),
@@ -104,18 +108,23 @@ LEVELS = (0.1, 0.25, 0.5)
 WORKFLOW = "papers/001_uci_input_noise"
 
 
-def present(folder: Path) -> bool:
-    return (folder / "gp_input_noise" / "mgpc.py").is_file() and (folder / DATA / "X.txt").is_file()
+#: The UCI sets whose authors' rows the study reads (each ``experiments/uci/<name>/data``).
+DATASETS = ("waveform", "wine")
 
 
-DATA = Path("experiments/uci/waveform/data")
+def data_folder(dataset: str) -> Path:
+    return Path("experiments/uci") / dataset / "data"
 
 
-def noisy_split(folder: Path, fold: int, level: float):
+def present(folder: Path, dataset: str) -> bool:
+    return (folder / "gp_input_noise" / "mgpc.py").is_file() and (folder / data_folder(dataset) / "X.txt").is_file()
+
+
+def noisy_split(folder: Path, fold: int, level: float, dataset: str):
     """The authors' training and test rows of split ``fold``, standardised on the training rows, noise added
     (``generate_data.py`` then test_real.py lines 8-34)."""
-    X = np.loadtxt(folder / DATA / "X.txt")
-    Y = np.loadtxt(folder / DATA / "Y.txt").astype(int)
+    X = np.loadtxt(folder / data_folder(dataset) / "X.txt")
+    Y = np.loadtxt(folder / data_folder(dataset) / "Y.txt").astype(int)
     rng = np.random.RandomState(0)  # generate_data.py's np.random.seed(0), its draws in its order
     splits = np.stack([rng.permutation(X.shape[0]) for _ in range(100)])
     noise = {variance: rng.normal(size=(100, *X.shape)) * np.sqrt(variance) for variance in LEVELS}
@@ -138,7 +147,7 @@ def tensorflow1_shim() -> None:
     sys.modules["tensorflow"] = tf1
 
 
-def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path) -> dict[str, Any]:
+def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path, dataset: str) -> dict[str, Any]:
     """One of their fits as test_real.py runs it; in its own process (TensorFlow 1 graph mode)."""
     import importlib
 
@@ -161,7 +170,7 @@ def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path) 
     model_class.predict = whole_batches
     from gp_input_noise.rbf_ard import RBF_ARD
 
-    X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold, level)
+    X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold, level, dataset)
     y_train, y_test = y_train[:, None], y_test[:, None]
     np.random.seed(0)
     n_classes = int(np.max(y_train) + 1)  # their np.int64 fails MGPC's dtype argument under TensorFlow 2's compat.v1
@@ -181,7 +190,7 @@ def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path) 
     (work / "results").mkdir(exist_ok=True)
     os.chdir(work)
     model.fit(X_train, y_train, tf.train.AdamOptimizer(learning_rate=0.001), 1000, 50, X_test, y_test,
-              f"{unit_name('authors', method, level, fold)}_trace.txt")
+              f"{unit_name('authors', method, level, fold, dataset)}_trace.txt")
     proba, labels = model.predict(X_test)
     # their kernel's signal variance exp(log_sigma) and length scales sqrt(exp(log_lengthscales)) (rbf_ard.py 37-44)
     log_sigma, log_l2 = model.session.run([[k.log_sigma for k in kernels], [k.log_lengthscales for k in kernels]])
@@ -252,14 +261,14 @@ def side_params(side: str, method: str, shipped: dict[str, Any]) -> dict[str, An
     return params
 
 
-def fit_gpal(folder: Path, method: str, fold: int, level: float, side: str = "gpal") -> dict[str, Any]:
+def fit_gpal(folder: Path, method: str, fold: int, level: float, dataset: str, side: str = "gpal") -> dict[str, Any]:
     """gpal's fit of ``method`` on the authors' split with the parameters of ``side`` (`side_params`).  (The units of
     the probe record also kept gpal's test NLL every 100 epochs, read from the estimator's internals at the commit
     that made them; the study keeps to gpal's public API now and records none.)"""
     from gpal import NoisyGPClassifier
     from gpal.evaluation.metrics import error_rate, negative_log_likelihood
 
-    X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold, level)
+    X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold, level, dataset)
     params = side_params(side, method, gpal_params(method, len(y_train), n_rows))
     clf = NoisyGPClassifier(**params, random_state=fold)
     start, cpu = time.perf_counter(), time.process_time()
@@ -290,16 +299,20 @@ def authors_path(trace: Path, every: int = 100) -> dict[str, list[float]]:
     return {"epoch": [r + 1 for r in rows], "error": table[rows, 0].tolist(), "nll": table[rows, 1].tolist()}
 
 
-def unit_name(side: str, method: str, level: float, fold: int) -> str:
-    return f"{side.replace(' ', '_')}_{method}_{level:g}_s{fold}"
+def unit_name(side: str, method: str, level: float, fold: int, dataset: str) -> str:
+    # waveform's units carry no set name: they were cached before the study read a second set
+    prefix = "" if dataset == "waveform" else f"{dataset}_"
+    return f"{prefix}{side.replace(' ', '_')}_{method}_{level:g}_s{fold}"
 
 
-def authors_subprocess(folder: Path, method: str, fold: int, level: float, units: Path) -> dict[str, Any]:
-    out = units / f"{unit_name('authors', method, level, fold)}.out.json"
-    log = units / f"{unit_name('authors', method, level, fold)}.log"
+def authors_subprocess(folder: Path, method: str, fold: int, level: float, units: Path, dataset: str
+                       ) -> dict[str, Any]:
+    out = units / f"{unit_name('authors', method, level, fold, dataset)}.out.json"
+    log = units / f"{unit_name('authors', method, level, fold, dataset)}.log"
     with log.open("w", encoding="utf-8") as stream:  # their fit prints every epoch's bound
         subprocess.run([sys.executable, __file__, "--authors-unit", method, str(fold), f"{level:g}", str(out),
-                        "--authors", str(folder)], check=True, stdout=stream, stderr=subprocess.STDOUT)
+                        "--authors", str(folder), "--dataset", dataset], check=True, stdout=stream,
+                       stderr=subprocess.STDOUT)
     return json.loads(out.read_text(encoding="utf-8"))
 
 
@@ -310,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--splits", type=int, default=1, help="the authors' splits 0 .. N-1")
     parser.add_argument("--first-split", type=int, default=0,
                         help="start at this split (to run some splits of a record in another process beside it)")
+    parser.add_argument("--dataset", default="waveform", choices=DATASETS, help="whose authors' rows to read")
     parser.add_argument("--level", type=float, default=0.25, choices=LEVELS,
                         help="the injected input-noise variance (one of the authors' noise files)")
     parser.add_argument("--methods", default="MGP,NIMGP,NIMGP-FO", help=f"some of {list(METHODS)}, comma-separated")
@@ -321,13 +335,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--authors-unit", nargs=4, metavar=("METHOD", "SPLIT", "LEVEL", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     folder = Path(args.authors)
-    level = args.level
+    level, dataset = args.level, args.dataset
     if args.authors_unit:
         method, fold, level, out = args.authors_unit
-        Path(out).write_text(json.dumps(fit_authors(folder, method, int(fold), float(level), Path(out).parent)),
-                             encoding="utf-8")
+        Path(out).write_text(json.dumps(fit_authors(folder, method, int(fold), float(level), Path(out).parent,
+                                                    dataset)), encoding="utf-8")
         return 0
-    if not present(folder):
+    if not present(folder, dataset):
         print(f"skipped: GPInputNoise is not at {folder}. It is paper 001's authors' code, fetched once by hand "
               f"(git-ignored, never shipped):\n    {FETCH}")
         return 0
@@ -350,11 +364,11 @@ def main(argv: list[str] | None = None) -> int:
                     continue
 
                 def make(side=side, method=method, fold=fold):
-                    fit = (authors_subprocess(folder, method, fold, level, units_dir) if side == "authors"
-                           else fit_gpal(folder, method, fold, level, side))
-                    return {"dataset": "waveform", "level": level, "split": fold, "method": method, "side": side, **fit}
+                    fit = (authors_subprocess(folder, method, fold, level, units_dir, dataset) if side == "authors"
+                           else fit_gpal(folder, method, fold, level, dataset, side))
+                    return {"dataset": dataset, "level": level, "split": fold, "method": method, "side": side, **fit}
 
-                name = unit_name(side, method, level, fold)
+                name = unit_name(side, method, level, fold, dataset)
                 if args.cached_only and not (units_dir / f"{name}.json").is_file():
                     not_run.append({"split": fold, "method": method, "side": side})
                     print(f"not run: {name}", flush=True)
@@ -379,7 +393,9 @@ def main(argv: list[str] | None = None) -> int:
             "workflow": "lab/studies/paper001_authors.yaml",
             "commit": commit,
             "authors_code": {"repository": "github.com/cvillacampa/GPInputNoise", "commit": COMMIT},
-            "settings": {"dataset": "waveform (the authors' X.txt, 1000 rows)", "injected_noise": level,
+            "settings": {"dataset": f"{dataset} (the authors' X.txt, "
+                                    f"{len(np.loadtxt(folder / data_folder(dataset) / 'Y.txt'))} rows)",
+                         "injected_noise": level,
                          "splits": args.splits, "methods": methods, "sides": sides, "epochs": 1000, "batch_size": 50,
                          "learning_rate": 0.001, "gpal_workflow": WORKFLOW},
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": list(os.getloadavg())},

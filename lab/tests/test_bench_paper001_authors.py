@@ -27,11 +27,11 @@ def test_the_split_is_standardised_on_its_training_rows_then_noised(study, tmp_p
     training rows at mean 0 and standard deviation 1, and the test rows standardised by the same shift and scale."""
     rng = np.random.default_rng(1)
     X, Y = rng.normal(3.0, 2.0, size=(40, 3)), rng.integers(0, 3, size=40)
-    data = tmp_path / study.DATA
+    data = tmp_path / study.data_folder("wine")
     data.mkdir(parents=True)
     np.savetxt(data / "X.txt", X)
     np.savetxt(data / "Y.txt", Y)
-    X_train, y_train, X_test, y_test, n_rows = study.noisy_split(tmp_path, 2, 0.25)
+    X_train, y_train, X_test, y_test, n_rows = study.noisy_split(tmp_path, 2, 0.25, "wine")
 
     draws = np.random.RandomState(0)
     splits = [draws.permutation(40) for _ in range(100)]
