@@ -5,7 +5,6 @@ position frames when the catalog gives one."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from astropy.io import fits
 
 from gpal.catalogs import load_catalog

@@ -332,6 +332,18 @@ def _authors_code_nn_tables(suffix: str) -> dict[str, StudyTable]:
     }
 
 
+def _authors_code_means(record: Mapping, main: str = "gpal as authors") -> list[tuple[str, ...]]:
+    """The authors'-code run per method: each side's test NLL and error, mean ± SE over the splits it ran."""
+    def cell(method: str, side: str, measure: str) -> str:
+        values = [u[measure] for u in record["units"] if (u["method"], u["side"]) == (method, side)]
+        if len(values) < 2:
+            return "–"
+        return f"{statistics.fmean(values):.3f} ± {statistics.stdev(values) / math.sqrt(len(values)):.3f} ({len(values)})"
+
+    return [(m, *(cell(m, side, measure) for measure in ("nll", "error") for side in ("authors", main)))
+            for m in record["settings"]["methods"]]
+
+
 def _authors_code_001_paired(record: Mapping, main: str = "gpal") -> list[tuple[str, ...]]:
     """The authors'-code run split by split: gpal's (its side ``main``) test NLL minus the authors' code's for each
     method, then each side's pairs of methods (`_AUTHORS_CODE_PAIRS`), and where the record has the side "gpal floor"
@@ -564,16 +576,22 @@ def _kernel_effect(record: Mapping) -> list[tuple[str, ...]]:
 
 
 #: Paper 003's three ranked methods, in the paper's order (GPC ahead of GPD ahead of GPR + Platt).
-_MILIOS_RANKED = ("svgp-softmax-mc", "dirichlet", "gpr-platt")
+#: Paper 003's GPC as its authors train it (L-BFGS-B) and by Adam: a run holding the first ranks it, an earlier run
+#: (before the workflows took the authors' training) ranks the second.
+_MILIOS_GPCS = ("svgp-softmax-mc-lbfgs", "svgp-softmax-mc")
 
 
 def _ranked_pairs(record: Mapping) -> list[tuple[str, ...]]:
     """A paper 003 run paired with itself: each of the paper's ranked methods minus each one it ranks below, per
-    split, with the 95 % t interval (a positive accuracy or a negative NLL and ECE difference is the paper's side)."""
-    order = {m: i for i, m in enumerate(_MILIOS_RANKED)}
-    return [(f"`{row['method']}` − `{row['against']}`", *_paired_cells(row))
-            for row in record["paired"]["rows"]
-            if row["method"] in order and row["against"] in order and order[row["method"]] < order[row["against"]]]
+    split, with the 95 % t interval (a positive accuracy or a negative NLL and ECE difference is the paper's side);
+    where the run has both GPCs, the authors' training minus Adam's last."""
+    rows = record["paired"]["rows"]
+    gpcs = [m for m in _MILIOS_GPCS if any(row["method"] == m for row in rows)]
+    order = {m: i for i, m in enumerate((gpcs[0], "dirichlet", "gpr-platt"))}
+    ranked = [row for row in rows
+              if row["method"] in order and row["against"] in order and order[row["method"]] < order[row["against"]]]
+    training = [row for row in rows if len(gpcs) == 2 and (row["method"], row["against"]) == _MILIOS_GPCS]
+    return [(f"`{row['method']}` − `{row['against']}`", *_paired_cells(row)) for row in ranked + training]
 
 
 def _against_earlier_run(record: Mapping) -> list[tuple[str, ...]]:
@@ -583,12 +601,26 @@ def _against_earlier_run(record: Mapping) -> list[tuple[str, ...]]:
             for row in record["paired"]["rows"]]
 
 
-def _lbfgs_gpc(record: Mapping) -> list[tuple[str, ...]]:
-    """Paper 003's GPC trained by L-BFGS-B, paired with the workflow's run on the same splits: it minus each of that
-    run's methods but robust-max (no rank), per metric, with the 95 % t interval."""
-    return [(f"`{row['against']}`", *_paired_cells(row))
-            for row in record["paired"]["rows"]
-            if row["method"] == "svgp-softmax-mc-lbfgs" and row["against"] != "svgp-robustmax"]
+def _run_summary(record: Mapping, labels: Sequence[tuple[str, str]]) -> list[tuple[str, ...]]:
+    """A papers run read by `bench_paper_runs.py` (one data set): each (label, method)'s splits, test error, MNLL,
+    ECE and training seconds, mean ± SE over its splits."""
+    (runs,) = record["datasets"].values()
+
+    def cell(summary: Mapping, key: str, digits: int, error: bool = False) -> str:
+        mean = 1 - summary[key]["mean"] if error else summary[key]["mean"]
+        return f"{mean:.{digits}f} ± {summary[key]['se']:.{digits}f}"
+
+    return [(label, str(len(runs[m]["splits"])), cell(runs[m]["summary"], "accuracy", 3, error=True),
+             cell(runs[m]["summary"], "nll", 3), cell(runs[m]["summary"], "ece", 3),
+             cell(runs[m]["summary"], "train_seconds", 1)) for label, m in labels]
+
+
+def _ranked_pairs_table(study: str, record: str) -> "StudyTable":
+    """A `_ranked_pairs` table of paper 003's page, from a run of ``study`` paired with itself (its record
+    lab/studies/records/papers/<record>.json)."""
+    return StudyTable("papers/003_milios.md", study, f"lab/studies/records/papers/{record}.json",
+                      ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
+                      _ranked_pairs)
 
 
 def _shared_table(record: str) -> "StudyTable":
@@ -853,15 +885,16 @@ _MILIOS = ("splits", "error ± SE", "NLL ± SE", "ECE ± SE", "train s ± SE")
 
 def _milios(name: str, gpr: str, side: str, side_method: str) -> Table:
     """Paper 003's table of data set ``name`` from the papers page's record of the workflow: the three ranked
-    methods and the released code's likelihood (``side_method``, no rank), run on the same splits."""
+    methods, then the GPC by Adam and the released code's likelihood (``side_method``), no rank, on the same splits."""
     page = PAGE_RECORDS + f"003_milios_{name}.json"
     return Table(
         "papers/003_milios.md", ("method", "splits", "test error", "test MNLL", "ECE", "train s"),
         ("---", "---:", "---", "---", "---", "---"),
         tuple(Row((label,), page, name, _same(method, _MILIOS)) for label, method in (
-            ("GPC, the text's (`svgp-softmax-mc`, 100 epochs)", "svgp-softmax-mc"),
+            ("GPC, the text's, by L-BFGS-B (`svgp-softmax-mc-lbfgs`)", "svgp-softmax-mc-lbfgs"),
             ("GPD (`dirichlet`, the authors' settings)", "dirichlet"),
             (gpr, "gpr-platt"),
+            ("the same GPC by 100 epochs of Adam (`svgp-softmax-mc`)", "svgp-softmax-mc"),
             (side, side_method))))
 
 _NUMBERS_004 = "papers/004_numbers.md"
@@ -960,6 +993,14 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_050.json"),
         ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"),
         partial(_authors_code_001_paired, main="gpal as authors")),
+    "uci_authors_code_wine": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace("waveform", "wine_050"),
+        ("method", "authors' code: NLL", "gpal, the workflow's: NLL", "authors' code: error", "gpal, the workflow's: error"),
+        ("---", "---", "---", "---", "---"), _authors_code_means),
+    "uci_authors_code_wine_paired": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace("waveform", "wine_050"),
+        ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"),
+        partial(_authors_code_001_paired, main="gpal as authors")),
     **_authors_code_nn_tables(""),
     **_authors_code_nn_tables("_050"),
     "uci_authors_code_log": StudyTable(
@@ -1040,14 +1081,8 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_trained_z.json",
         ("GPC", "metric", "splits", "trained − held inducing inputs, mean ± SE", "95 % t interval"),
         ("---", "---", "---:", "---", "---"), _paired_same_method),
-    "milios_magic_m200": StudyTable(
-        "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_m200.json",
-        ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
-        _ranked_pairs),
-    "milios_magic_full_m200": StudyTable(
-        "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_full_m200.json",
-        ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
-        _ranked_pairs),
+    "milios_magic_m200": _ranked_pairs_table("paper_runs", "paper003_milios_magic_m200"),
+    "milios_magic_full_m200": _ranked_pairs_table("paper_runs", "paper003_milios_magic_full_m200"),
     "milios_magic_full_m200_probit": StudyTable(
         "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_magic_full_m200_probit.json",
         ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
@@ -1060,15 +1095,10 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/003_milios.md", "paper003_options", "lab/studies/records/papers/paper003_options_magic.json",
         ("the other choice, not the authors'", "method", "metric", "splits", "it − the authors', mean ± SE",
          "95 % t interval"), ("---", "---", "---", "---:", "---", "---"), _options),
-    "milios_letter_held": StudyTable(
-        "papers/003_milios.md", "paper003_letter_calibration",
-        "lab/studies/records/papers/paper003_letter_calibration.json",
-        ("pair", "metric", "splits", "mean ± SE", "95 % t interval"), ("---", "---", "---:", "---", "---"),
-        _ranked_pairs),
-    "milios_letter_lbfgs": StudyTable(
-        "papers/003_milios.md", "paper003_letter_calibration", "lab/studies/records/papers/paper003_letter_lbfgs.json",
-        ("the GPC by L-BFGS-B minus", "metric", "splits", "mean ± SE", "95 % t interval"),
-        ("---", "---", "---:", "---", "---"), _lbfgs_gpc),
+    "milios_letter_held": _ranked_pairs_table("paper003_letter_calibration", "paper003_letter_calibration"),
+    "milios_letter_pairs": _ranked_pairs_table("paper003_milios_letter", "paper003_milios_letter_pairs"),
+    "milios_magic_pairs": _ranked_pairs_table("paper003_milios_magic", "paper003_milios_magic_pairs"),
+    "milios_letter_m200_pairs": _ranked_pairs_table("paper003_letter_m200", "paper003_letter_m200"),
     "milios_shared_letter": _shared_table("lab/studies/records/papers/paper003_shared_letter.json"),
     "milios_shared_magic": _shared_table("lab/studies/records/papers/paper003_shared_magic.json"),
     "milios_ladder": StudyTable(
@@ -1143,6 +1173,12 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
                                                     ("svi (`svgp-logit`)", "svgp-logit"))))),
     "milios_magic": _milios("magic", "GPR + Platt (`gpr-platt`)",
                             "GPC, the released code's probit (`svgp-probit`, 100 epochs; no rank)", "svgp-probit"),
+    "milios_letter_m200": StudyTable(
+        "papers/003_milios.md", "paper003_letter_m200", _runs("paper003_letter_m200"),
+        ("method", "splits", "test error", "test MNLL", "ECE", "train s"), ("---", "---:", "---", "---", "---", "---"),
+        partial(_run_summary, labels=(("GPC, the text's, by L-BFGS-B (`svgp-softmax-mc-lbfgs`), M = 200",
+                                       "svgp-softmax-mc-lbfgs"),
+                                      ("GPD (`dirichlet`, the authors' settings), M = 200", "dirichlet")))),
     "milios_letter": _milios("letter", "GPR + Platt (`gpr-platt`, one-vs-rest)",
                              "GPC, the released code's robust-max (`svgp-robustmax`, 100 epochs; no rank)",
                              "svgp-robustmax"),

@@ -27,7 +27,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from shared import (
     kept_output, output_field, output_files, outputs_commit, read_outputs, record_from_kept, run_commit,

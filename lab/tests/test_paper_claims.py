@@ -155,6 +155,21 @@ def test_a_study_table_needs_no_paper_column_unless_values_are_checked():
         judge_claim({"claim": "x", "checks": [values]}, {}, others=others)
 
 
+def test_a_tables_cells_may_carry_their_own_repeats():
+    """repeats.gpal "cells": each gpal cell's "(n)" is its repeats, so a table of runs of different lengths is judged
+    per cell; a cell without its count is refused."""
+    kept = {"settings": {}, "tables": [{"caption": "t", "columns": ["method", "paper NLL", "gpal NLL"], "rows": [
+        ["A", "0.849 ± 0.018", "1.117 ± 0.090 (3)"], ["B", "0.849 ± 0.018", "1.117 ± 0.090 (30)"]]}]}
+    check = {"kind": "values", "record": "tables/kept", "table": "t", "metric": "NLL", "settings": None,
+             "methods": ["A", "B"], "repeats": {"gpal": "cells", "paper": 100}, "margin": None}
+    # the same gap, 2.9 SEs: Welch's dof about 2 for A's 3 repeats (t 4.2: open), about 31 for B's 30 (t 2.0: differs)
+    verdict, evidence = judge_claim({"claim": "x", "checks": [check]}, {}, others={"tables/kept": kept})
+    assert verdict == "differs" and "2 of the paper's numbers: 1 differs, 1 not resolved" in evidence, evidence
+    with pytest.raises(ValueError, match=r"cell 'gpal NLL' of 'A' is '1\.1 ± 0\.04'.*with its repeats"):
+        bad = {**kept, "tables": [{**kept["tables"][0], "rows": [["A", "0.849 ± 0.018", "1.1 ± 0.04"]]}]}
+        judge_claim({"claim": "x", "checks": [{**check, "methods": ["A"]}]}, {}, others={"tables/kept": bad})
+
+
 def test_a_kept_table_names_the_study_that_lists_it(tmp_path):
     import yaml
 

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from gpal.workflows import load_workflow, run_workflow
+from gpal.workflows import run_workflow
 from labkit.paper_comparison import PUBLISHED, published, read_published
 from papers_page import main as papers_page_main
 from papers_page import MAX_LINES, render, render_pages

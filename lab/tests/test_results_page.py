@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import results_page
-from generated_page import RECORDS, ROOT
+from generated_page import RECORDS
 from result_records import make_record, make_table, read_record, table_markdown, write_record
 
 
