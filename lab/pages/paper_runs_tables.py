@@ -1126,7 +1126,7 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/004_galy_fajou.md", "paper004_gap", "python lab/studies/bench_paper004_gap.py --n-train 200 500"),
     "galy_fajou_gap_splits": PrintedTable(
         "papers/004_galy_fajou.md", "paper004_gap",
-        "python lab/studies/bench_paper004_gap.py --n-train 200 500 --splits 5 --units svi cavi_at_svi_kernels"),
+        "python lab/studies/bench_paper004_gap.py --n-train 200 500 750 --splits 5 --units svi cavi_at_svi_kernels"),
     "fig_4_trajectory": PrintedTable(
         "papers/000_liu.md", "paper000_delta", "python lab/studies/bench_paper000_delta.py trajectory magic --epochs 10"),
     "fig_4_confirm": PrintedTable(
