@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Paper 001's methods as its authors coded them (GPInputNoise), run beside gpal's on waveform or wine
 (``--dataset``) at injected input noise 0.1, 0.25 or 0.5 (``--level``): the same rows, splits and noisy inputs; test
-error and NLL of both, per split.
+error and NLL of both, per split.  ``--dataset synthetic`` runs the authors' code alone on gpal's own 2-D problems
+(those of ``gpal workflow papers/001_synthetic_2d``, one a split), with their synthetic script's settings.
 
 GPInputNoise is github.com/cvillacampa/GPInputNoise at commit 0e9268a (plain TensorFlow 1, no GPflow). It is read from
 a git-ignored folder, fetched once by hand, and is neither shipped nor copied into gpal (its MNIST and synthetic
@@ -108,8 +109,21 @@ LEVELS = (0.1, 0.25, 0.5)
 WORKFLOW = "papers/001_uci_input_noise"
 
 
-#: The UCI sets whose authors' rows the study reads (each ``experiments/uci/<name>/data``).
-DATASETS = ("waveform", "wine")
+#: The UCI sets whose authors' rows the study reads (each ``experiments/uci/<name>/data``), and gpal's synthetic problems.
+DATASETS = ("waveform", "wine", "synthetic")
+#: The shipped workflow whose problems ``synthetic`` reads (its seed and data block; split k is its repetition k).
+SYNTHETIC_WORKFLOW = "papers/001_synthetic_2d"
+#: The authors' training per kind of data set: Adam's step, epochs, batch, and the inducing rows a class from the
+#: number of rows. The UCI scripts' (test_real.py 50-58); the synthetic scripts' (test_toy.py 33, 40) with the
+#: epochs of gpal's record of that workflow (100 of the paper's 750: `--set training.epochs=100`), which the study
+#: pairs with, and the learned input variance started at 0.1, as the UCI scripts start it (their synthetic scripts
+#: give the variance).
+TRAINING = {"uci": {"learning_rate": 0.001, "epochs": 1000, "batch": 50, "inducing": lambda n: min(100, int(n * 0.05))},
+            "synthetic": {"learning_rate": 0.01, "epochs": 100, "batch": 200, "inducing": lambda n: 100}}
+
+
+def training(dataset: str) -> dict[str, Any]:
+    return TRAINING["synthetic" if dataset == "synthetic" else "uci"]
 
 
 def data_folder(dataset: str) -> Path:
@@ -117,12 +131,29 @@ def data_folder(dataset: str) -> Path:
 
 
 def present(folder: Path, dataset: str) -> bool:
-    return (folder / "gp_input_noise" / "mgpc.py").is_file() and (folder / data_folder(dataset) / "X.txt").is_file()
+    return (folder / "gp_input_noise" / "mgpc.py").is_file() and (
+        dataset == "synthetic" or (folder / data_folder(dataset) / "X.txt").is_file())
+
+
+def synthetic_split(fold: int, level: float):
+    """gpal's problem ``fold`` of the synthetic workflow at injected noise ``level``: its noisy training and test
+    inputs and labels, as the workflow's record fits and scores them."""
+    import gpal.workflows
+    from gpal.workflows import load_workflow
+    from gpal.workflows.synthetic import repetition_problem
+
+    config = load_workflow(Path(gpal.workflows.__file__).parent / "files" / f"{SYNTHETIC_WORKFLOW}.yaml").config
+    problem = repetition_problem(config["data"], config["seed"], fold, level)
+    train, test = problem.train, problem.test
+    return (np.asarray(train.X), np.asarray(train.y), np.asarray(test.X), np.asarray(test.y),
+            len(train.y) + len(test.y))
 
 
 def noisy_split(folder: Path, fold: int, level: float, dataset: str):
     """The authors' training and test rows of split ``fold``, standardised on the training rows, noise added
-    (``generate_data.py`` then test_real.py lines 8-34)."""
+    (``generate_data.py`` then test_real.py lines 8-34); gpal's problem for ``synthetic``."""
+    if dataset == "synthetic":
+        return synthetic_split(fold, level)
     X = np.loadtxt(folder / data_folder(dataset) / "X.txt")
     Y = np.loadtxt(folder / data_folder(dataset) / "Y.txt").astype(int)
     rng = np.random.RandomState(0)  # generate_data.py's np.random.seed(0), its draws in its order
@@ -170,7 +201,12 @@ def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path, 
     model_class.predict = whole_batches
     from gp_input_noise.rbf_ard import RBF_ARD
 
-    X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold, level, dataset)
+    if dataset == "synthetic":  # drawn by the parent process: gpal does not import under TensorFlow 1's API
+        rows = np.load(work / f"{unit_name('authors', 'rows', level, fold, dataset)}.npz")
+        X_train, y_train, X_test, y_test = (rows[k] for k in ("X_train", "y_train", "X_test", "y_test"))
+        n_rows = len(y_train) + len(y_test)
+    else:
+        X_train, y_train, X_test, y_test, n_rows = noisy_split(folder, fold, level, dataset)
     y_train, y_test = y_train[:, None], y_test[:, None]
     np.random.seed(0)
     n_classes = int(np.max(y_train) + 1)  # their np.int64 fails MGPC's dtype argument under TensorFlow 2's compat.v1
@@ -178,7 +214,8 @@ def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path, 
     dist2 = (np.sum(sample**2, 1, keepdims=True) - 2.0 * sample @ sample.T + np.sum(sample**2, 1, keepdims=True).T)
     log_l = 0.5 * np.log(np.median(dist2[np.triu_indices(1000, 1)]))
     kernels = [RBF_ARD(log_l * np.ones(X_train.shape[1]).astype(np.float32), -20.0, 1.0) for _ in range(n_classes)]
-    Z = np.stack([X_train[np.random.choice(np.arange(X_train.shape[0]), size=np.minimum(100, int(n_rows * 0.05))),
+    settings = training(dataset)
+    Z = np.stack([X_train[np.random.choice(np.arange(X_train.shape[0]), size=settings["inducing"](n_rows)),
                           :].astype(np.float32) for _ in range(n_classes)])
     if method == "MGP":
         model = model_class(kernels, Z, n_classes, X_train.shape[0])
@@ -189,7 +226,8 @@ def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path, 
     # their fit appends each epoch's test error and NLL to results/<name>, relative to the working directory
     (work / "results").mkdir(exist_ok=True)
     os.chdir(work)
-    model.fit(X_train, y_train, tf.train.AdamOptimizer(learning_rate=0.001), 1000, 50, X_test, y_test,
+    model.fit(X_train, y_train, tf.train.AdamOptimizer(learning_rate=settings["learning_rate"]), settings["epochs"],
+              settings["batch"], X_test, y_test,
               f"{unit_name('authors', method, level, fold, dataset)}_trace.txt")
     proba, labels = model.predict(X_test)
     # their kernel's signal variance exp(log_sigma) and length scales sqrt(exp(log_lengthscales)) (rbf_ard.py 37-44)
@@ -309,6 +347,10 @@ def authors_subprocess(folder: Path, method: str, fold: int, level: float, units
                        ) -> dict[str, Any]:
     out = units / f"{unit_name('authors', method, level, fold, dataset)}.out.json"
     log = units / f"{unit_name('authors', method, level, fold, dataset)}.log"
+    if dataset == "synthetic":
+        X_train, y_train, X_test, y_test, _ = synthetic_split(fold, level)
+        np.savez(units / f"{unit_name('authors', 'rows', level, fold, dataset)}.npz", X_train=X_train,
+                 y_train=y_train, X_test=X_test, y_test=y_test)
     with log.open("w", encoding="utf-8") as stream:  # their fit prints every epoch's bound
         subprocess.run([sys.executable, __file__, "--authors-unit", method, str(fold), f"{level:g}", str(out),
                         "--authors", str(folder), "--dataset", dataset], check=True, stdout=stream,
@@ -352,6 +394,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--json records splits 0 .. N-1: leave out --first-split (the splits another process ran are "
                      "read from their units)")
     sides = chosen(parser, "--sides", args.sides, SIDES)
+    if dataset == "synthetic" and sides != ["authors"]:
+        parser.error("--dataset synthetic runs the authors' side alone (--sides authors): gpal's side is the "
+                     f"record of {SYNTHETIC_WORKFLOW}")
     commit = code_commit()  # at the start: the code that ran
     units_dir = Path(args.units)
     units_dir.mkdir(parents=True, exist_ok=True)
@@ -393,11 +438,13 @@ def main(argv: list[str] | None = None) -> int:
             "workflow": "lab/studies/paper001_authors.yaml",
             "commit": commit,
             "authors_code": {"repository": "github.com/cvillacampa/GPInputNoise", "commit": COMMIT},
-            "settings": {"dataset": f"{dataset} (the authors' X.txt, "
-                                    f"{len(np.loadtxt(folder / data_folder(dataset) / 'Y.txt'))} rows)",
-                         "injected_noise": level,
-                         "splits": args.splits, "methods": methods, "sides": sides, "epochs": 1000, "batch_size": 50,
-                         "learning_rate": 0.001, "gpal_workflow": WORKFLOW},
+            "settings": {"dataset": (f"gpal's problems of {SYNTHETIC_WORKFLOW} (split k: its repetition k)"
+                                     if dataset == "synthetic" else f"{dataset} (the authors' X.txt, "
+                                     f"{len(np.loadtxt(folder / data_folder(dataset) / 'Y.txt'))} rows)"),
+                         "injected_noise": level, "splits": args.splits, "methods": methods, "sides": sides,
+                         "epochs": training(dataset)["epochs"], "batch_size": training(dataset)["batch"],
+                         "learning_rate": training(dataset)["learning_rate"],
+                         "gpal_workflow": SYNTHETIC_WORKFLOW if dataset == "synthetic" else WORKFLOW},
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": list(os.getloadavg())},
             "units": units,
             **({"not_run": not_run} if not_run else {}),
