@@ -344,6 +344,34 @@ def _authors_code_means(record: Mapping, main: str = "gpal as authors") -> list[
             for m in record["settings"]["methods"]]
 
 
+#: The authors' code on gpal's synthetic problems, one record a level (the study writes one per ``--level``).
+_AUTHORS_SYNTHETIC = "lab/studies/records/papers/paper001_authors_synthetic_{level}.json"
+_SYNTHETIC_LEVELS = ("0.1", "0.25", "0.5")
+
+
+def _authors_code_synthetic(record: Mapping) -> list[tuple[str, ...]]:
+    """The authors' MGPC and NIMGPC_FO (variance learned) on gpal's synthetic problems, a row per injected level (the
+    other levels' records read beside ``record``, the first): each method's test NLL, mean ± SE over the problems, and
+    NIMGP-FO minus MGP paired problem by problem, with its 95 % t interval."""
+    from labkit.verdicts import interval
+
+    rows = []
+    for level in _SYNTHETIC_LEVELS:
+        other = _AUTHORS_SYNTHETIC.format(level=level)  # the same study's record, as the table's own
+        kept = record if level == _SYNTHETIC_LEVELS[0] else json.loads((ROOT / other).read_text(encoding="utf-8"))
+        nll = {(u["method"], u["split"]): u["nll"] for u in kept["units"] if u["side"] == "authors"}
+        splits = sorted({s for _, s in nll})
+        d = [nll["NIMGP-FO", s] - nll["MGP", s] for s in splits if ("NIMGP-FO", s) in nll and ("MGP", s) in nll]
+        mean, se = statistics.fmean(d), statistics.stdev(d) / math.sqrt(len(d))
+
+        def cell(method: str) -> str:
+            v = [nll[method, s] for s in splits if (method, s) in nll]
+            return f"{statistics.fmean(v):.3f} ± {statistics.stdev(v) / math.sqrt(len(v)):.3f}"
+
+        rows.append((level, str(len(d)), cell("MGP"), cell("NIMGP-FO"), _interval((mean, *interval(mean, se, len(d) - 1)))))
+    return rows
+
+
 def _authors_code_001_paired(record: Mapping, main: str = "gpal") -> list[tuple[str, ...]]:
     """The authors'-code run split by split: gpal's (its side ``main``) test NLL minus the authors' code's for each
     method, then each side's pairs of methods (`_AUTHORS_CODE_PAIRS`), and where the record has the side "gpal floor"
@@ -993,6 +1021,10 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace(".json", "_050.json"),
         ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"),
         partial(_authors_code_001_paired, main="gpal as authors")),
+    "synthetic_authors_code": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_SYNTHETIC.format(level="0.1"),
+        ("injected noise", "problems", "authors' MGP: NLL", "authors' NIMGP-FO: NLL", "NIMGP-FO − MGP, mean, 95 % t interval"),
+        ("---:", "---:", "---", "---", "---"), _authors_code_synthetic),
     "uci_authors_code_wine": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace("waveform", "wine_050"),
         ("method", "authors' code: NLL", "gpal, the workflow's: NLL", "authors' code: error", "gpal, the workflow's: error"),
