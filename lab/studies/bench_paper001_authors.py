@@ -299,6 +299,32 @@ def side_params(side: str, method: str, shipped: dict[str, Any]) -> dict[str, An
     return params
 
 
+def fit_synthetic_gpal(method: str, fold: int, level: float, epochs: int) -> dict[str, Any]:
+    """gpal's fit of ``method`` (the input variance learned) on its synthetic problem ``fold`` as the synthetic
+    workflow fits it (its parameters and seed, its repetition's problem) but for the number of epochs."""
+    import gpal.workflows
+    from gpal import NoisyGPClassifier
+    from gpal.evaluation.metrics import error_rate, negative_log_likelihood
+    from gpal.runs.units import derived_seed
+    from gpal.workflows import load_workflow
+    from gpal.workflows.methods import classifier_params, method_training
+    from gpal.workflows.synthetic import repetition_problem
+
+    config = load_workflow(Path(gpal.workflows.__file__).parent / "files" / f"{SYNTHETIC_WORKFLOW}.yaml",
+                           [f"training.epochs={epochs}"]).config
+    training = {**method_training(method, config["training"], config["method_options"]), "noise_variance": "learned"}
+    params = classifier_params([method], training, config["data"]["n_train"])[method]
+    problem = repetition_problem(config["data"], config["seed"], fold, level)
+    clf = NoisyGPClassifier(**params, random_state=derived_seed(config["seed"], fold, 1))
+    start, cpu = time.perf_counter(), time.process_time()
+    clf.fit(problem.train)
+    proba = clf.predict_proba(problem.test)
+    return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
+            "error": float(error_rate(problem.test.y, proba)),
+            "nll": float(negative_log_likelihood(problem.test.y, proba)), "M": int(params["num_inducing"]),
+            "params": {k: repr(v) for k, v in params.items()}}
+
+
 def fit_gpal(folder: Path, method: str, fold: int, level: float, dataset: str, side: str = "gpal") -> dict[str, Any]:
     """gpal's fit of ``method`` on the authors' split with the parameters of ``side`` (`side_params`).  (The units of
     the probe record also kept gpal's test NLL every 100 epochs, read from the estimator's internals at the commit
@@ -353,7 +379,8 @@ def authors_subprocess(folder: Path, method: str, fold: int, level: float, units
                  y_train=y_train, X_test=X_test, y_test=y_test)
     with log.open("w", encoding="utf-8") as stream:  # their fit prints every epoch's bound
         subprocess.run([sys.executable, __file__, "--authors-unit", method, str(fold), f"{level:g}", str(out),
-                        "--authors", str(folder), "--dataset", dataset], check=True, stdout=stream,
+                        "--authors", str(folder), "--dataset", dataset,
+                        "--epochs", str(training(dataset)["epochs"])], check=True, stdout=stream,
                        stderr=subprocess.STDOUT)
     return json.loads(out.read_text(encoding="utf-8"))
 
@@ -371,6 +398,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", default="MGP,NIMGP,NIMGP-FO", help=f"some of {list(METHODS)}, comma-separated")
     parser.add_argument("--sides", default="authors,gpal", help=f"some of {list(SIDES)}, comma-separated")
     parser.add_argument("--units", default=str(ROOT / "runs" / "paper001_authors"), help="one cached JSON per fit")
+    parser.add_argument("--epochs", type=int, help="synthetic only: the epochs of both sides (default: the record's "
+                        f"{TRAINING['synthetic']['epochs']}); give another --units folder")
     parser.add_argument("--json", help="write the record here")
     parser.add_argument("--cached-only", action="store_true",
                         help="fit nothing: record the units already made, naming the others as not run")
@@ -378,6 +407,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folder = Path(args.authors)
     level, dataset = args.level, args.dataset
+    if args.epochs is not None:
+        if dataset != "synthetic" or args.epochs < 1:
+            parser.error("--epochs is a positive number of epochs for --dataset synthetic (the UCI scripts' 1000 "
+                         "are what their records compare)")
+        TRAINING["synthetic"]["epochs"] = args.epochs
     if args.authors_unit:
         method, fold, level, out = args.authors_unit
         Path(out).write_text(json.dumps(fit_authors(folder, method, int(fold), float(level), Path(out).parent,
@@ -394,11 +428,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--json records splits 0 .. N-1: leave out --first-split (the splits another process ran are "
                      "read from their units)")
     sides = chosen(parser, "--sides", args.sides, SIDES)
-    if dataset == "synthetic" and sides != ["authors"]:
-        parser.error("--dataset synthetic runs the authors' side alone (--sides authors): gpal's side is the "
-                     f"record of {SYNTHETIC_WORKFLOW}")
+    if dataset == "synthetic" and not set(sides) <= {"authors", "gpal as authors"}:
+        parser.error("--dataset synthetic runs the sides 'authors' and 'gpal as authors' (the synthetic workflow's "
+                     f"fit, {SYNTHETIC_WORKFLOW})")
     commit = code_commit()  # at the start: the code that ran
-    units_dir = Path(args.units)
+    units_dir = Path(args.units).resolve()  # their fit changes the working directory
     units_dir.mkdir(parents=True, exist_ok=True)
     units, not_run = [], []
     folds = range(args.first_split, args.splits)
@@ -410,7 +444,8 @@ def main(argv: list[str] | None = None) -> int:
 
                 def make(side=side, method=method, fold=fold):
                     fit = (authors_subprocess(folder, method, fold, level, units_dir, dataset) if side == "authors"
-                           else fit_gpal(folder, method, fold, level, dataset, side))
+                           else fit_synthetic_gpal(method, fold, level, training(dataset)["epochs"])
+                           if dataset == "synthetic" else fit_gpal(folder, method, fold, level, dataset, side))
                     return {"dataset": dataset, "level": level, "split": fold, "method": method, "side": side, **fit}
 
                 name = unit_name(side, method, level, fold, dataset)
