@@ -1025,6 +1025,14 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_SYNTHETIC.format(level="0.1"),
         ("injected noise", "problems", "authors' MGP: NLL", "authors' NIMGP-FO: NLL", "NIMGP-FO − MGP, mean, 95 % t interval"),
         ("---:", "---:", "---", "---", "---"), _authors_code_synthetic),
+    "synthetic_authors_code_e750": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_SYNTHETIC.format(level="e750"),
+        ("method", "authors' code: NLL", "gpal, the workflow's: NLL", "authors' code: error", "gpal, the workflow's: error"),
+        ("---", "---", "---", "---", "---"), _authors_code_means),
+    "synthetic_authors_code_e750_paired": StudyTable(
+        "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_SYNTHETIC.format(level="e750"),
+        ("test NLL", "splits", "mean, 95 % t interval"), ("---", "---:", "---"),
+        partial(_authors_code_001_paired, main="gpal as authors")),
     "uci_authors_code_wine": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_CODE.replace("waveform", "wine_050"),
         ("method", "authors' code: NLL", "gpal, the workflow's: NLL", "authors' code: error", "gpal, the workflow's: error"),
