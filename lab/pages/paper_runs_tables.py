@@ -332,13 +332,27 @@ def _authors_code_nn_tables(suffix: str) -> dict[str, StudyTable]:
     }
 
 
+def _mean_se_of(values: Sequence[float], count: bool = False) -> str:
+    """'mean ± SE' of some splits' values, three decimals (``count``: with their number, "(n)"); "–" under two."""
+    if len(values) < 2:
+        return "–"
+    text = f"{statistics.fmean(values):.3f} ± {statistics.stdev(values) / math.sqrt(len(values)):.3f}"
+    return text + (f" ({len(values)})" if count else "")
+
+
+def _paired_interval_of(differences: Sequence[float]) -> str:
+    """'mean [low, high]' of paired differences, the 95 % t interval over them."""
+    from labkit.verdicts import interval
+
+    mean, se = statistics.fmean(differences), statistics.stdev(differences) / math.sqrt(len(differences))
+    return _interval((mean, *interval(mean, se, len(differences) - 1)))
+
+
 def _authors_code_means(record: Mapping, main: str = "gpal as authors") -> list[tuple[str, ...]]:
     """The authors'-code run per method: each side's test NLL and error, mean ± SE over the splits it ran."""
     def cell(method: str, side: str, measure: str) -> str:
-        values = [u[measure] for u in record["units"] if (u["method"], u["side"]) == (method, side)]
-        if len(values) < 2:
-            return "–"
-        return f"{statistics.fmean(values):.3f} ± {statistics.stdev(values) / math.sqrt(len(values)):.3f} ({len(values)})"
+        return _mean_se_of([u[measure] for u in record["units"] if (u["method"], u["side"]) == (method, side)],
+                           count=True)
 
     return [(m, *(cell(m, side, measure) for measure in ("nll", "error") for side in ("authors", main)))
             for m in record["settings"]["methods"]]
@@ -353,8 +367,6 @@ def _authors_code_synthetic(record: Mapping) -> list[tuple[str, ...]]:
     """The authors' MGPC and NIMGPC_FO (variance learned) on gpal's synthetic problems, a row per injected level (the
     other levels' records read beside ``record``, the first): each method's test NLL, mean ± SE over the problems, and
     NIMGP-FO minus MGP paired problem by problem, with its 95 % t interval."""
-    from labkit.verdicts import interval
-
     rows = []
     for level in _SYNTHETIC_LEVELS:
         other = _AUTHORS_SYNTHETIC.format(level=level)  # the same study's record, as the table's own
@@ -362,13 +374,8 @@ def _authors_code_synthetic(record: Mapping) -> list[tuple[str, ...]]:
         nll = {(u["method"], u["split"]): u["nll"] for u in kept["units"] if u["side"] == "authors"}
         splits = sorted({s for _, s in nll})
         d = [nll["NIMGP-FO", s] - nll["MGP", s] for s in splits if ("NIMGP-FO", s) in nll and ("MGP", s) in nll]
-        mean, se = statistics.fmean(d), statistics.stdev(d) / math.sqrt(len(d))
-
-        def cell(method: str) -> str:
-            v = [nll[method, s] for s in splits if (method, s) in nll]
-            return f"{statistics.fmean(v):.3f} ± {statistics.stdev(v) / math.sqrt(len(v)):.3f}"
-
-        rows.append((level, str(len(d)), cell("MGP"), cell("NIMGP-FO"), _interval((mean, *interval(mean, se, len(d) - 1)))))
+        rows.append((level, str(len(d)), *(_mean_se_of([nll[m, s] for s in splits if (m, s) in nll])
+                                           for m in ("MGP", "NIMGP-FO")), _paired_interval_of(d)))
     return rows
 
 
@@ -378,17 +385,12 @@ def _authors_code_001_paired(record: Mapping, main: str = "gpal") -> list[tuple[
     (MGP's label flips as the authors' MGP spreads them), gpal's pairs against that MGP, and where it has "gpal as
     authors without floor" (the workflow's MGP with eq. 2's flips), ``main``'s pairs against that MGP: mean and 95 % t
     interval over the splits both sides ran."""
-    from labkit.verdicts import interval
-
     by = {(u["method"], u["split"], u["side"]): u["nll"] for u in record["units"]}
     splits = range(record["settings"]["splits"])
 
     def row(what: str, a: tuple[str, str], b: tuple[str, str]) -> tuple[str, ...] | None:
         d = [by[a[0], s, a[1]] - by[b[0], s, b[1]] for s in splits if (a[0], s, a[1]) in by and (b[0], s, b[1]) in by]
-        if len(d) < 2:
-            return None
-        mean, se = statistics.fmean(d), statistics.stdev(d) / math.sqrt(len(d))
-        return (what, str(len(d)), _interval((mean, *interval(mean, se, len(d) - 1))))
+        return None if len(d) < 2 else (what, str(len(d)), _paired_interval_of(d))
 
     methods = record["settings"]["methods"]
     name = _SIDE_NAMES[main]
@@ -497,8 +499,6 @@ def _gplib(record: Mapping) -> list[tuple[str, ...]]:
 def _gplib_all_rows(record: Mapping) -> list[tuple[str, ...]]:
     """gplib and gpal (gplib's optimiser) on all of magic, on the splits where every fit of the run scored (the
     record's ``claim``): each side's mean test accuracy and NLL, and gpal minus gplib paired over those splits."""
-    from labkit.verdicts import interval
-
     names = {m.removeprefix("vi-"): label for m, label in _VI}
     rows = []
     for dataset, claim in record["claim"].items():
@@ -510,10 +510,8 @@ def _gplib_all_rows(record: Mapping) -> list[tuple[str, ...]]:
                 cells.append(_pair({k: sum(fits[(side, method, s)][k] for s in splits) / len(splits)
                                     for k in ("accuracy", "nll")}))
             for k in ("accuracy", "nll"):
-                d = [fits[("gpal (scheme gplib)", method, s)][k] - fits[("gplib", method, s)][k] for s in splits]
-                mean = sum(d) / len(d)
-                se = (sum((x - mean) ** 2 for x in d) / (len(d) - 1) / len(d)) ** 0.5
-                cells.append(_interval((mean, *interval(mean, se, len(d) - 1))))
+                cells.append(_paired_interval_of(
+                    [fits[("gpal (scheme gplib)", method, s)][k] - fits[("gplib", method, s)][k] for s in splits]))
             rows.append((f"{dataset} ({len(splits)} splits)", names[method], *cells))
     return rows
 

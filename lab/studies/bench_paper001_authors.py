@@ -61,7 +61,7 @@ import sys
 import time
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -135,14 +135,20 @@ def present(folder: Path, dataset: str) -> bool:
         dataset == "synthetic" or (folder / data_folder(dataset) / "X.txt").is_file())
 
 
+def shipped_config(name: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """The shipped workflow ``name``'s settings, its defaults filled (``overrides`` as ``--set`` takes them)."""
+    from gpal.workflows import load_workflow
+    from gpal.workflows.shipped import shipped_dir
+
+    return load_workflow(shipped_dir() / f"{name}.yaml", list(overrides)).config
+
+
 def synthetic_split(fold: int, level: float):
     """gpal's problem ``fold`` of the synthetic workflow at injected noise ``level``: its noisy training and test
     inputs and labels, as the workflow's record fits and scores them."""
-    import gpal.workflows
-    from gpal.workflows import load_workflow
     from gpal.workflows.synthetic import repetition_problem
 
-    config = load_workflow(Path(gpal.workflows.__file__).parent / "files" / f"{SYNTHETIC_WORKFLOW}.yaml").config
+    config = shipped_config(SYNTHETIC_WORKFLOW)
     problem = repetition_problem(config["data"], config["seed"], fold, level)
     train, test = problem.train, problem.test
     return (np.asarray(train.X), np.asarray(train.y), np.asarray(test.X), np.asarray(test.y),
@@ -242,11 +248,9 @@ def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path, 
 def gpal_params(method: str, n_train: int, n_rows: int) -> dict[str, Any]:
     """The NoisyGPClassifier parameters the shipped workflow gives ``method`` (its noisy_input block with the
     method's own ``method_options``)."""
-    import gpal.workflows
-    from gpal.workflows import load_workflow
     from gpal.workflows.compare import method_spec
 
-    config = load_workflow(Path(gpal.workflows.__file__).parent / "files" / f"{WORKFLOW}.yaml").config
+    config = shipped_config(WORKFLOW)
     return method_spec(method, n_train, 1, 1, 1, dict(config["noisy_input"]), None,
                        config["method_options"].get(method), n_rows)
 
@@ -302,16 +306,13 @@ def side_params(side: str, method: str, shipped: dict[str, Any]) -> dict[str, An
 def fit_synthetic_gpal(method: str, fold: int, level: float, epochs: int) -> dict[str, Any]:
     """gpal's fit of ``method`` (the input variance learned) on its synthetic problem ``fold`` as the synthetic
     workflow fits it (its parameters and seed, its repetition's problem) but for the number of epochs."""
-    import gpal.workflows
     from gpal import NoisyGPClassifier
     from gpal.evaluation.metrics import error_rate, negative_log_likelihood
     from gpal.runs.units import derived_seed
-    from gpal.workflows import load_workflow
     from gpal.workflows.methods import classifier_params, method_training
     from gpal.workflows.synthetic import repetition_problem
 
-    config = load_workflow(Path(gpal.workflows.__file__).parent / "files" / f"{SYNTHETIC_WORKFLOW}.yaml",
-                           [f"training.epochs={epochs}"]).config
+    config = shipped_config(SYNTHETIC_WORKFLOW, [f"training.epochs={epochs}"])
     training = {**method_training(method, config["training"], config["method_options"]), "noise_variance": "learned"}
     params = classifier_params([method], training, config["data"]["n_train"])[method]
     problem = repetition_problem(config["data"], config["seed"], fold, level)
@@ -373,10 +374,10 @@ def authors_subprocess(folder: Path, method: str, fold: int, level: float, units
                        ) -> dict[str, Any]:
     out = units / f"{unit_name('authors', method, level, fold, dataset)}.out.json"
     log = units / f"{unit_name('authors', method, level, fold, dataset)}.log"
-    if dataset == "synthetic":
+    rows = units / f"{unit_name('authors', 'rows', level, fold, dataset)}.npz"
+    if dataset == "synthetic" and not rows.is_file():  # one problem's rows serve each of its methods' fits
         X_train, y_train, X_test, y_test, _ = synthetic_split(fold, level)
-        np.savez(units / f"{unit_name('authors', 'rows', level, fold, dataset)}.npz", X_train=X_train,
-                 y_train=y_train, X_test=X_test, y_test=y_test)
+        np.savez(rows, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test)
     with log.open("w", encoding="utf-8") as stream:  # their fit prints every epoch's bound
         subprocess.run([sys.executable, __file__, "--authors-unit", method, str(fold), f"{level:g}", str(out),
                         "--authors", str(folder), "--dataset", dataset,
