@@ -227,8 +227,8 @@ class LatentGPs(gpflow.base.Module):
         Kxz, kxx = self._predictive_kernel_blocks(X, dtype)
         means, variances = [], []
         for c in range(self.num_latent):  # a 2-D GEMM per latent: faster than one batched product here
-            own = PredictiveFactors(*(tf.cast(f[c], dtype) for f in factors))
-            mean, var = factored_marginals(own, Kxz[self._slot(c)], kxx[self._slot(c)])
+            own, slot = PredictiveFactors(*(tf.cast(f[c], dtype) for f in factors)), self._slot(c)
+            mean, var = factored_marginals(own, Kxz[slot], kxx[slot])
             means.append(mean)
             variances.append(var)
         return tf.cast(tf.stack(means, axis=1), X.dtype), tf.cast(tf.stack(variances, axis=1), X.dtype)

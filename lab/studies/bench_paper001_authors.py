@@ -122,8 +122,10 @@ TRAINING = {"uci": {"learning_rate": 0.001, "epochs": 1000, "batch": 50, "induci
             "synthetic": {"learning_rate": 0.01, "epochs": 100, "batch": 200, "inducing": lambda n: 100}}
 
 
-def training(dataset: str) -> dict[str, Any]:
-    return TRAINING["synthetic" if dataset == "synthetic" else "uci"]
+def training(dataset: str, epochs: int | None = None) -> dict[str, Any]:
+    """The authors' training for ``dataset``, with ``epochs`` in place of its own when given (``--epochs``)."""
+    settings = TRAINING["synthetic" if dataset == "synthetic" else "uci"]
+    return settings if epochs is None else {**settings, "epochs": epochs}
 
 
 def data_folder(dataset: str) -> Path:
@@ -184,7 +186,8 @@ def tensorflow1_shim() -> None:
     sys.modules["tensorflow"] = tf1
 
 
-def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path, dataset: str) -> dict[str, Any]:
+def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path, dataset: str, epochs: int
+                ) -> dict[str, Any]:
     """One of their fits as test_real.py runs it; in its own process (TensorFlow 1 graph mode)."""
     import importlib
 
@@ -220,7 +223,7 @@ def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path, 
     dist2 = (np.sum(sample**2, 1, keepdims=True) - 2.0 * sample @ sample.T + np.sum(sample**2, 1, keepdims=True).T)
     log_l = 0.5 * np.log(np.median(dist2[np.triu_indices(1000, 1)]))
     kernels = [RBF_ARD(log_l * np.ones(X_train.shape[1]).astype(np.float32), -20.0, 1.0) for _ in range(n_classes)]
-    settings = training(dataset)
+    settings = training(dataset, epochs)
     Z = np.stack([X_train[np.random.choice(np.arange(X_train.shape[0]), size=settings["inducing"](n_rows)),
                           :].astype(np.float32) for _ in range(n_classes)])
     if method == "MGP":
@@ -370,7 +373,7 @@ def unit_name(side: str, method: str, level: float, fold: int, dataset: str) -> 
     return f"{prefix}{side.replace(' ', '_')}_{method}_{level:g}_s{fold}"
 
 
-def authors_subprocess(folder: Path, method: str, fold: int, level: float, units: Path, dataset: str
+def authors_subprocess(folder: Path, method: str, fold: int, level: float, units: Path, dataset: str, epochs: int
                        ) -> dict[str, Any]:
     out = units / f"{unit_name('authors', method, level, fold, dataset)}.out.json"
     log = units / f"{unit_name('authors', method, level, fold, dataset)}.log"
@@ -381,7 +384,7 @@ def authors_subprocess(folder: Path, method: str, fold: int, level: float, units
     with log.open("w", encoding="utf-8") as stream:  # their fit prints every epoch's bound
         subprocess.run([sys.executable, __file__, "--authors-unit", method, str(fold), f"{level:g}", str(out),
                         "--authors", str(folder), "--dataset", dataset,
-                        "--epochs", str(training(dataset)["epochs"])], check=True, stdout=stream,
+                        *(["--epochs", str(epochs)] if dataset == "synthetic" else [])], check=True, stdout=stream,
                        stderr=subprocess.STDOUT)
     return json.loads(out.read_text(encoding="utf-8"))
 
@@ -412,11 +415,11 @@ def main(argv: list[str] | None = None) -> int:
         if dataset != "synthetic" or args.epochs < 1:
             parser.error("--epochs is a positive number of epochs for --dataset synthetic (the UCI scripts' 1000 "
                          "are what their records compare)")
-        TRAINING["synthetic"]["epochs"] = args.epochs
+    settings = training(dataset, args.epochs)
     if args.authors_unit:
         method, fold, level, out = args.authors_unit
         Path(out).write_text(json.dumps(fit_authors(folder, method, int(fold), float(level), Path(out).parent,
-                                                    dataset)), encoding="utf-8")
+                                                    dataset, settings["epochs"])), encoding="utf-8")
         return 0
     if not present(folder, dataset):
         print(f"skipped: GPInputNoise is not at {folder}. It is paper 001's authors' code, fetched once by hand "
@@ -444,8 +447,8 @@ def main(argv: list[str] | None = None) -> int:
                     continue
 
                 def make(side=side, method=method, fold=fold):
-                    fit = (authors_subprocess(folder, method, fold, level, units_dir, dataset) if side == "authors"
-                           else fit_synthetic_gpal(method, fold, level, training(dataset)["epochs"])
+                    fit = (authors_subprocess(folder, method, fold, level, units_dir, dataset, settings["epochs"]) if side == "authors"
+                           else fit_synthetic_gpal(method, fold, level, settings["epochs"])
                            if dataset == "synthetic" else fit_gpal(folder, method, fold, level, dataset, side))
                     return {"dataset": dataset, "level": level, "split": fold, "method": method, "side": side, **fit}
 
@@ -478,8 +481,8 @@ def main(argv: list[str] | None = None) -> int:
                                      if dataset == "synthetic" else f"{dataset} (the authors' X.txt, "
                                      f"{len(np.loadtxt(folder / data_folder(dataset) / 'Y.txt'))} rows)"),
                          "injected_noise": level, "splits": args.splits, "methods": methods, "sides": sides,
-                         "epochs": training(dataset)["epochs"], "batch_size": training(dataset)["batch"],
-                         "learning_rate": training(dataset)["learning_rate"],
+                         "epochs": settings["epochs"], "batch_size": settings["batch"],
+                         "learning_rate": settings["learning_rate"],
                          "gpal_workflow": SYNTHETIC_WORKFLOW if dataset == "synthetic" else WORKFLOW},
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": list(os.getloadavg())},
             "units": units,

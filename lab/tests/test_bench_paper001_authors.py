@@ -58,3 +58,10 @@ def test_the_floor_sides_change_mgps_label_flips_alone(study):
                    {k: v for k, v in there.items() if k != "likelihood_options"}
             spread = here["likelihood_options"].get("flip_spread")
             assert spread == (mgp_spread if method == "MGP" else there["likelihood_options"].get("flip_spread"))
+
+
+def test_epochs_replace_the_synthetic_training_for_one_call_only(study):
+    """--epochs reaches both sides through ``training``; the authors' settings the records name stay as coded."""
+    assert study.training("synthetic", 750)["epochs"] == 750
+    assert study.training("synthetic")["epochs"] == 100 and study.training("wine")["epochs"] == 1000
+    assert study.training("synthetic", 750)["learning_rate"] == study.training("synthetic")["learning_rate"]
