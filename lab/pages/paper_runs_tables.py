@@ -151,6 +151,8 @@ class StudyTable:
     rows: Callable[[Mapping], list[tuple[str, ...]]]
     #: For a record of printed lines (``shared.keep_printed``): the commands the rows read, named with their commits.
     commands: tuple[str, ...] = ()
+    #: Other records of the same study that ``rows`` reads beside ``record``, named with theirs.
+    also: tuple[str, ...] = ()
 
     @property
     def declaration(self) -> str:
@@ -159,8 +161,10 @@ class StudyTable:
 
 def _study_table(table: StudyTable) -> str:
     """`StudyTable` ``table`` with the line naming its study, record and commit."""
-    if not lists_record(read_study(ROOT / table.declaration), table.record):
-        raise ValueError(f"{table.record} is not a record of {table.declaration} (field 'records')")
+    study = read_study(ROOT / table.declaration)
+    for path in (table.record, *table.also):
+        if not lists_record(study, path):
+            raise ValueError(f"{path} is not a record of {table.declaration} (field 'records')")
     record = json.loads((ROOT / table.record).read_text(encoding="utf-8"))
     try:
         rows = table.rows(record)
@@ -171,8 +175,17 @@ def _study_table(table: StudyTable) -> str:
     # a record that names no commit names its run's (run_commit) or, for a study's own script, none
     commit = record.get("commit") or record.get("run_commit")
     ran = "".join(f", `{command}` at commit `{record['commands'][command]['commit']}`" for command in table.commands)
+    if table.also:
+        ran += ", with " + " and ".join(f"`{path}`" + (f" (commit `{c}`)" if (c := _record_commit(path)) else "")
+                                        for path in table.also)
     return "\n".join(lines) + (f"\n\n(Generated from the study `{table.study}` (`{table.declaration}`), record "
                                f"`{table.record}`" + (f", commit `{commit}`" if commit else "") + ran + ".)\n")
+
+
+def _record_commit(path: str) -> str | None:
+    """The commit a record names: its own, or its run's."""
+    record = json.loads((ROOT / path).read_text(encoding="utf-8"))
+    return record.get("commit") or record.get("run_commit")
 
 
 def _interval(values: Sequence[float]) -> str:
@@ -361,6 +374,7 @@ def _authors_code_means(record: Mapping, main: str = "gpal as authors") -> list[
 #: The authors' code on gpal's synthetic problems, one record a level (the study writes one per ``--level``).
 _AUTHORS_SYNTHETIC = "lab/studies/records/papers/paper001_authors_synthetic_{level}.json"
 _SYNTHETIC_LEVELS = ("0.1", "0.25", "0.5")
+_AUTHORS_SYNTHETIC_OTHERS = tuple(_AUTHORS_SYNTHETIC.format(level=level) for level in _SYNTHETIC_LEVELS[1:])
 
 
 def _authors_code_synthetic(record: Mapping) -> list[tuple[str, ...]]:
@@ -368,9 +382,8 @@ def _authors_code_synthetic(record: Mapping) -> list[tuple[str, ...]]:
     other levels' records read beside ``record``, the first): each method's test NLL, mean ± SE over the problems, and
     NIMGP-FO minus MGP paired problem by problem, with its 95 % t interval."""
     rows = []
-    for level in _SYNTHETIC_LEVELS:
-        other = _AUTHORS_SYNTHETIC.format(level=level)  # the same study's record, as the table's own
-        kept = record if level == _SYNTHETIC_LEVELS[0] else json.loads((ROOT / other).read_text(encoding="utf-8"))
+    for level, other in zip(_SYNTHETIC_LEVELS, (None, *_AUTHORS_SYNTHETIC_OTHERS)):
+        kept = record if other is None else json.loads((ROOT / other).read_text(encoding="utf-8"))
         nll = {(u["method"], u["split"]): u["nll"] for u in kept["units"] if u["side"] == "authors"}
         splits = sorted({s for _, s in nll})
         d = [nll["NIMGP-FO", s] - nll["MGP", s] for s in splits if ("NIMGP-FO", s) in nll and ("MGP", s) in nll]
@@ -1022,7 +1035,7 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
     "synthetic_authors_code": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_SYNTHETIC.format(level="0.1"),
         ("injected noise", "problems", "authors' MGP: NLL", "authors' NIMGP-FO: NLL", "NIMGP-FO − MGP, mean, 95 % t interval"),
-        ("---:", "---:", "---", "---", "---"), _authors_code_synthetic),
+        ("---:", "---:", "---", "---", "---"), _authors_code_synthetic, also=_AUTHORS_SYNTHETIC_OTHERS),
     "synthetic_authors_code_e750": StudyTable(
         "papers/001_villacampa_calvo.md", "paper001_authors", _AUTHORS_SYNTHETIC.format(level="e750"),
         ("method", "authors' code: NLL", "gpal, the workflow's: NLL", "authors' code: error", "gpal, the workflow's: error"),

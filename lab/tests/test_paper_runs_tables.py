@@ -185,6 +185,18 @@ def test_a_study_table_of_a_record_its_study_does_not_list_is_refused(monkeypatc
         render_table("gpcsm_early")
 
 
+def test_a_study_tables_other_records_are_named_with_their_commits_and_must_be_the_studys(monkeypatch):
+    table = TABLES["synthetic_authors_code"]
+    text = render_table("synthetic_authors_code")
+    for path in table.also:
+        assert f"`{path}` (commit `{json.loads((ROOT / path).read_text(encoding='utf-8'))['commit']}`)" in text
+    monkeypatch.setitem(TABLES, "synthetic_authors_code", StudyTable(
+        table.page, table.study, table.record, table.head, table.align, table.rows,
+        also=(*table.also, "lab/studies/records/papers/paper000_curves.json")))
+    with pytest.raises(ValueError, match=r"paper000_curves\.json is not a record of lab/studies/paper001_authors"):
+        render_table("synthetic_authors_code")
+
+
 def test_a_changed_study_record_changes_paper_004s_numbers_page(tmp_path, monkeypatch):
     """The explanation beside paper 004's record holds only markers; its tables come from the study's printed lines,
     so a remade record remakes the page's numbers."""
