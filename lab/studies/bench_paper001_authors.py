@@ -357,14 +357,17 @@ def run_unit(path: Path, make) -> dict[str, Any]:
     return unit
 
 
-def authors_path(trace: Path, every: int = 100) -> dict[str, list[float]]:
-    """Test error and NLL every ``every`` epochs from the file their fit appends after each epoch (its columns: test
-    error, test NLL, mean expected log-likelihood, seconds; ``mgpc.py`` 243-257): where their run's NLL was on its way."""
+def authors_path(trace: Path, epochs: int, every: int = 100) -> dict[str, Any]:
+    """Test error and NLL every ``every`` epochs and at the last from the file their fit appends after each of its
+    ``epochs`` (its columns: test error, test NLL, mean expected log-likelihood, seconds; ``mgpc.py`` 243-257), and the
+    epoch of the lowest test NLL: where their run's NLL was on its way."""
     table = np.loadtxt(trace, ndmin=2)
-    if len(table) != 1000:  # NIMGP's and NIMGP-NN's fits write once, after the last epoch (nimgpc_learn_noise.py 306)
+    if len(table) != epochs:  # NIMGP's and NIMGP-NN's fits write once, after the last epoch (nimgpc_learn_noise.py 306)
         return {"note": f"their fit wrote {len(table)} line(s), not one an epoch"}
-    rows = list(range(every - 1, len(table), every))
-    return {"epoch": [r + 1 for r in rows], "error": table[rows, 0].tolist(), "nll": table[rows, 1].tolist()}
+    rows = sorted({*range(every - 1, epochs, every), epochs - 1})
+    lowest = int(np.argmin(table[:, 1]))
+    return {"epoch": [r + 1 for r in rows], "error": table[rows, 0].tolist(), "nll": table[rows, 1].tolist(),
+            "lowest_nll": {"epoch": lowest + 1, "nll": float(table[lowest, 1])}}
 
 
 def unit_name(side: str, method: str, level: float, fold: int, dataset: str) -> str:
@@ -459,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 unit = run_unit(units_dir / f"{name}.json", make)
                 if side == "authors" and "path" not in unit:
-                    unit["path"] = authors_path(units_dir / "results" / f"{name}_trace.txt")
+                    unit["path"] = authors_path(units_dir / "results" / f"{name}_trace.txt", settings["epochs"])
                 units.append(unit)
                 print(json.dumps({k: unit[k] for k in ("level", "split", "method", "side", "error", "nll", "seconds")}),
                       flush=True)

@@ -65,3 +65,16 @@ def test_epochs_replace_the_synthetic_training_for_one_call_only(study):
     assert study.training("synthetic", 750)["epochs"] == 750
     assert study.training("synthetic")["epochs"] == 100 and study.training("wine")["epochs"] == 1000
     assert study.training("synthetic", 750)["learning_rate"] == study.training("synthetic")["learning_rate"]
+
+
+def test_the_authors_path_is_read_at_the_runs_own_epochs(study, tmp_path):
+    """A trace of one line an epoch gives the NLL every 100 epochs, at the last and at its lowest; a trace of another
+    length (their NIMGP writes once) is named, not read."""
+    nll = np.r_[np.linspace(1.0, 0.5, 10), np.linspace(0.5, 2.0, 740)]
+    trace = tmp_path / "trace.txt"
+    np.savetxt(trace, np.c_[np.full(750, 0.3), nll, np.zeros(750), np.arange(750.0)])
+    path = study.authors_path(trace, 750)
+    assert path["epoch"] == [100, 200, 300, 400, 500, 600, 700, 750]
+    np.testing.assert_allclose(path["nll"], nll[[99, 199, 299, 399, 499, 599, 699, 749]])
+    assert path["lowest_nll"]["epoch"] == 10 and path["lowest_nll"]["nll"] == pytest.approx(0.5)
+    assert "note" in study.authors_path(trace, 1000)
