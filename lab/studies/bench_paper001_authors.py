@@ -1,8 +1,10 @@
 #!/usr/bin/env python
 """Paper 001's methods as its authors coded them (GPInputNoise), run beside gpal's on waveform or wine
 (``--dataset``) at injected input noise 0.1, 0.25 or 0.5 (``--level``): the same rows, splits and noisy inputs; test
-error and NLL of both, per split.  ``--dataset synthetic`` runs the authors' code alone on gpal's own 2-D problems
-(those of ``gpal workflow papers/001_synthetic_2d``, one a split), with their synthetic script's settings.
+error and NLL of both, per split.  ``--dataset synthetic`` runs the authors' code on gpal's own 2-D problems (those
+of ``gpal workflow papers/001_synthetic_2d``, one a split), with their synthetic scripts' settings, beside the
+workflow's own fit ("gpal as authors"); ``--variance known`` gives the methods the input variance, as those scripts
+do, where by default they learn it from 0.1, as their UCI scripts do.
 
 GPInputNoise is github.com/cvillacampa/GPInputNoise at commit 0e9268a (plain TensorFlow 1, no GPflow). It is read from
 a git-ignored folder, fetched once by hand, and is neither shipped nor copied into gpal (its MNIST and synthetic
@@ -76,6 +78,14 @@ FETCH = ("git clone --no-checkout https://github.com/cvillacampa/GPInputNoise la
 METHODS = {"MGP": ("gp_input_noise.mgpc", "MGPC"), "NIMGP": ("gp_input_noise.nimgpc_learn_noise", "NIMGPC"),
            "NIMGP-FO": ("gp_input_noise.nimgpc_fo_learn_noise", "NIMGPC_FO"),
            "NIMGP-NN": ("gp_input_noise.nimgpc_nn_learn_noise", "NIMGPC_NN")}
+#: The same with the input variance given (``--variance known``): the classes their synthetic scripts run
+#: (experiments/synthetic/noise_*/<method>/test_toy.py line 5), which take the variance as an input of fit and
+#: predict; MGP has none.
+METHODS_KNOWN = {**METHODS, "NIMGP": ("gp_input_noise.nimgpc", "NIMGPC"),
+                 "NIMGP-FO": ("gp_input_noise.nimgpc_fo", "NIMGPC_FO"),
+                 "NIMGP-NN": ("gp_input_noise.nimgpc_nn", "NIMGPC_NN")}
+#: How the input variance reaches the methods on gpal's synthetic problems: the synthetic workflow's modes.
+VARIANCES = ("learned", "known")
 #: "gpal unscaled": the workflow's parameters but standardize=False, so that gpal learns on the inputs as the
 #: authors' scripts give them (spread sqrt(1 + level)), not scaled again to unit spread.
 #: "gpal log" and "gpal log2": the workflow's parameters with the kernel's variances and length scales stepped by Adam
@@ -186,8 +196,8 @@ def tensorflow1_shim() -> None:
     sys.modules["tensorflow"] = tf1
 
 
-def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path, dataset: str, epochs: int
-                ) -> dict[str, Any]:
+def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path, dataset: str, epochs: int,
+                variance: str = "learned") -> dict[str, Any]:
     """One of their fits as test_real.py runs it; in its own process (TensorFlow 1 graph mode)."""
     import importlib
 
@@ -197,15 +207,19 @@ def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path, 
     authors_code(folder)
     import tensorflow as tf
 
-    module, name = METHODS[method]
+    known = variance == "known" and method != "MGP"
+    module, name = (METHODS_KNOWN if known else METHODS)[method]
     model_class = getattr(importlib.import_module(module), name)
     # Written for Python 2: NIMGP's fit asks predict for batches of ``test_targets.shape[0] / 10`` rows
-    # (nimgpc_learn_noise.py 306), a float under Python 3, which its np.arange indices cannot index with; Python 2's
-    # integer division gave the whole number this restores.
+    # (nimgpc_learn_noise.py 306, nimgpc.py 286), a float under Python 3, which its np.arange indices cannot index
+    # with; Python 2's integer division gave the whole number this restores. The batch is predict's last argument,
+    # after the inputs and, with the variance known, their variances.
     predict = model_class.predict
+    n_args = 3 if known else 2
 
-    def whole_batches(self, test_inputs, batch_size=None):
-        return predict(self, test_inputs, None if batch_size is None else int(batch_size))
+    def whole_batches(self, *args):
+        args = [*args, *[None] * (n_args - len(args))]
+        return predict(self, *args[:-1], None if args[-1] is None else int(args[-1]))
 
     model_class.predict = whole_batches
     from gp_input_noise.rbf_ard import RBF_ARD
@@ -226,19 +240,25 @@ def fit_authors(folder: Path, method: str, fold: int, level: float, work: Path, 
     settings = training(dataset, epochs)
     Z = np.stack([X_train[np.random.choice(np.arange(X_train.shape[0]), size=settings["inducing"](n_rows)),
                           :].astype(np.float32) for _ in range(n_classes)])
+    # NIMGP-NN's networks: two layers in their synthetic scripts (test_toy.py 36), one in their UCI scripts
+    layers = {"n_layers": 2} if method == "NIMGP-NN" and dataset == "synthetic" else {}
     if method == "MGP":
         model = model_class(kernels, Z, n_classes, X_train.shape[0])
+    elif known:
+        model = model_class(kernels, Z, n_classes, X_train, **layers)
     else:
-        model = model_class(kernels, Z, n_classes, X_train, 0.1)
+        model = model_class(kernels, Z, n_classes, X_train, 0.1, **layers)
+    # the variance given, a value per input and row as their synthetic scripts pass it (test_toy.py 18-19)
+    given_train, given_test = ((np.zeros_like(X_train) + level,), (np.zeros_like(X_test) + level,)) if known else ((), ())
     np.random.seed(0)
     start, cpu = time.perf_counter(), time.process_time()
     # their fit appends each epoch's test error and NLL to results/<name>, relative to the working directory
     (work / "results").mkdir(exist_ok=True)
     os.chdir(work)
-    model.fit(X_train, y_train, tf.train.AdamOptimizer(learning_rate=settings["learning_rate"]), settings["epochs"],
-              settings["batch"], X_test, y_test,
-              f"{unit_name('authors', method, level, fold, dataset)}_trace.txt")
-    proba, labels = model.predict(X_test)
+    model.fit(X_train, y_train, *given_train, tf.train.AdamOptimizer(learning_rate=settings["learning_rate"]),
+              settings["epochs"], settings["batch"], X_test, y_test, *given_test,
+              f"{unit_name('authors', method, level, fold, dataset, variance)}_trace.txt")
+    proba, labels = model.predict(X_test, *given_test)
     # their kernel's signal variance exp(log_sigma) and length scales sqrt(exp(log_lengthscales)) (rbf_ard.py 37-44)
     log_sigma, log_l2 = model.session.run([[k.log_sigma for k in kernels], [k.log_lengthscales for k in kernels]])
     return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
@@ -306,9 +326,10 @@ def side_params(side: str, method: str, shipped: dict[str, Any]) -> dict[str, An
     return params
 
 
-def fit_synthetic_gpal(method: str, fold: int, level: float, epochs: int) -> dict[str, Any]:
-    """gpal's fit of ``method`` (the input variance learned) on its synthetic problem ``fold`` as the synthetic
-    workflow fits it (its parameters and seed, its repetition's problem) but for the number of epochs."""
+def fit_synthetic_gpal(method: str, fold: int, level: float, epochs: int, variance: str = "learned") -> dict[str, Any]:
+    """gpal's fit of ``method`` (the input variance ``variance``: learned or known) on its synthetic problem ``fold``
+    as the synthetic workflow fits it (its parameters and seed, its repetition's problem) but for the number of
+    epochs."""
     from gpal import NoisyGPClassifier
     from gpal.evaluation.metrics import error_rate, negative_log_likelihood
     from gpal.runs.units import derived_seed
@@ -316,7 +337,7 @@ def fit_synthetic_gpal(method: str, fold: int, level: float, epochs: int) -> dic
     from gpal.workflows.synthetic import repetition_problem
 
     config = shipped_config(SYNTHETIC_WORKFLOW, [f"training.epochs={epochs}"])
-    training = {**method_training(method, config["training"], config["method_options"]), "noise_variance": "learned"}
+    training = {**method_training(method, config["training"], config["method_options"]), "noise_variance": variance}
     params = classifier_params([method], training, config["data"]["n_train"])[method]
     problem = repetition_problem(config["data"], config["seed"], fold, level)
     clf = NoisyGPClassifier(**params, random_state=derived_seed(config["seed"], fold, 1))
@@ -370,16 +391,17 @@ def authors_path(trace: Path, epochs: int, every: int = 100) -> dict[str, Any]:
             "lowest_nll": {"epoch": lowest + 1, "nll": float(table[lowest, 1])}}
 
 
-def unit_name(side: str, method: str, level: float, fold: int, dataset: str) -> str:
-    # waveform's units carry no set name: they were cached before the study read a second set
-    prefix = "" if dataset == "waveform" else f"{dataset}_"
+def unit_name(side: str, method: str, level: float, fold: int, dataset: str, variance: str = "learned") -> str:
+    # waveform's units carry no set name: they were cached before the study read a second set; nor does a learned
+    # variance, which every unit had before the study ran the variance known
+    prefix = ("" if dataset == "waveform" else f"{dataset}_") + ("known_" if variance == "known" else "")
     return f"{prefix}{side.replace(' ', '_')}_{method}_{level:g}_s{fold}"
 
 
-def authors_subprocess(folder: Path, method: str, fold: int, level: float, units: Path, dataset: str, epochs: int
-                       ) -> dict[str, Any]:
-    out = units / f"{unit_name('authors', method, level, fold, dataset)}.out.json"
-    log = units / f"{unit_name('authors', method, level, fold, dataset)}.log"
+def authors_subprocess(folder: Path, method: str, fold: int, level: float, units: Path, dataset: str, epochs: int,
+                       variance: str) -> dict[str, Any]:
+    out = units / f"{unit_name('authors', method, level, fold, dataset, variance)}.out.json"
+    log = units / f"{unit_name('authors', method, level, fold, dataset, variance)}.log"
     rows = units / f"{unit_name('authors', 'rows', level, fold, dataset)}.npz"
     if dataset == "synthetic" and not rows.is_file():  # one problem's rows serve each of its methods' fits
         X_train, y_train, X_test, y_test, _ = synthetic_split(fold, level)
@@ -387,7 +409,8 @@ def authors_subprocess(folder: Path, method: str, fold: int, level: float, units
     with log.open("w", encoding="utf-8") as stream:  # their fit prints every epoch's bound
         subprocess.run([sys.executable, __file__, "--authors-unit", method, str(fold), f"{level:g}", str(out),
                         "--authors", str(folder), "--dataset", dataset,
-                        *(["--epochs", str(epochs)] if dataset == "synthetic" else [])], check=True, stdout=stream,
+                        *(["--epochs", str(epochs), "--variance", variance] if dataset == "synthetic" else [])],
+                       check=True, stdout=stream,
                        stderr=subprocess.STDOUT)
     return json.loads(out.read_text(encoding="utf-8"))
 
@@ -407,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--units", default=str(ROOT / "runs" / "paper001_authors"), help="one cached JSON per fit")
     parser.add_argument("--epochs", type=int, help="synthetic only: the epochs of both sides (default: the record's "
                         f"{TRAINING['synthetic']['epochs']}); give another --units folder")
+    parser.add_argument("--variance", default="learned", choices=VARIANCES,
+                        help="synthetic only: the input variance learned by the methods (from 0.1) or given them")
     parser.add_argument("--json", help="write the record here")
     parser.add_argument("--cached-only", action="store_true",
                         help="fit nothing: record the units already made, naming the others as not run")
@@ -418,11 +443,14 @@ def main(argv: list[str] | None = None) -> int:
         if dataset != "synthetic" or args.epochs < 1:
             parser.error("--epochs is a positive number of epochs for --dataset synthetic (the UCI scripts' 1000 "
                          "are what their records compare)")
+    if args.variance != "learned" and dataset != "synthetic":
+        parser.error("--variance known is for --dataset synthetic (the UCI scripts learn the variance)")
+    variance = args.variance
     settings = training(dataset, args.epochs)
     if args.authors_unit:
         method, fold, level, out = args.authors_unit
         Path(out).write_text(json.dumps(fit_authors(folder, method, int(fold), float(level), Path(out).parent,
-                                                    dataset, settings["epochs"])), encoding="utf-8")
+                                                    dataset, settings["epochs"], variance)), encoding="utf-8")
         return 0
     if not present(folder, dataset):
         print(f"skipped: GPInputNoise is not at {folder}. It is paper 001's authors' code, fetched once by hand "
@@ -450,12 +478,13 @@ def main(argv: list[str] | None = None) -> int:
                     continue
 
                 def make(side=side, method=method, fold=fold):
-                    fit = (authors_subprocess(folder, method, fold, level, units_dir, dataset, settings["epochs"]) if side == "authors"
-                           else fit_synthetic_gpal(method, fold, level, settings["epochs"])
+                    fit = (authors_subprocess(folder, method, fold, level, units_dir, dataset, settings["epochs"], variance)
+                           if side == "authors"
+                           else fit_synthetic_gpal(method, fold, level, settings["epochs"], variance)
                            if dataset == "synthetic" else fit_gpal(folder, method, fold, level, dataset, side))
                     return {"dataset": dataset, "level": level, "split": fold, "method": method, "side": side, **fit}
 
-                name = unit_name(side, method, level, fold, dataset)
+                name = unit_name(side, method, level, fold, dataset, variance)
                 if args.cached_only and not (units_dir / f"{name}.json").is_file():
                     not_run.append({"split": fold, "method": method, "side": side})
                     print(f"not run: {name}", flush=True)
@@ -483,7 +512,8 @@ def main(argv: list[str] | None = None) -> int:
             "settings": {"dataset": (f"gpal's problems of {SYNTHETIC_WORKFLOW} (split k: its repetition k)"
                                      if dataset == "synthetic" else f"{dataset} (the authors' X.txt, "
                                      f"{len(np.loadtxt(folder / data_folder(dataset) / 'Y.txt'))} rows)"),
-                         "injected_noise": level, "splits": args.splits, "methods": methods, "sides": sides,
+                         "injected_noise": level, **({"variance": variance} if dataset == "synthetic" else {}),
+                         "splits": args.splits, "methods": methods, "sides": sides,
                          "epochs": settings["epochs"], "batch_size": settings["batch"],
                          "learning_rate": settings["learning_rate"],
                          "gpal_workflow": SYNTHETIC_WORKFLOW if dataset == "synthetic" else WORKFLOW},

@@ -78,3 +78,14 @@ def test_the_authors_path_is_read_at_the_runs_own_epochs(study, tmp_path):
     np.testing.assert_allclose(path["nll"], nll[[99, 199, 299, 399, 499, 599, 699, 749]])
     assert path["lowest_nll"]["epoch"] == 10 and path["lowest_nll"]["nll"] == pytest.approx(0.5)
     assert "note" in study.authors_path(trace, 1000)
+
+
+def test_a_known_variance_names_its_own_units_and_is_refused_outside_the_synthetic_problems(study, tmp_path, capsys):
+    """Units of the variance known never collide with the learned ones the records read; the UCI scripts learn it."""
+    learned = study.unit_name("authors", "NIMGP", 0.25, 3, "synthetic")
+    known = study.unit_name("authors", "NIMGP", 0.25, 3, "synthetic", "known")
+    assert learned == "synthetic_authors_NIMGP_0.25_s3" and known != learned
+    assert study.unit_name("authors", "MGP", 0.25, 3, "waveform") == "authors_MGP_0.25_s3"
+    with pytest.raises(SystemExit):
+        study.main(["--dataset", "wine", "--variance", "known", "--units", str(tmp_path)])
+    assert "--variance known is for --dataset synthetic" in capsys.readouterr().err
