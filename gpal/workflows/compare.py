@@ -75,7 +75,8 @@ from gpal.files import atomic_output, write_json_atomic, write_text_atomic
 from gpal.registry import ESTIMATORS, KERNELS, LIKELIHOODS, LOGISTIC_BOUNDS
 from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, run_repeated_splits, summarize, unit_path
-from gpal.workflows.methods import check_noisy_input_options, classifier_params, merged, training_schema
+from gpal.workflows.methods import (WORKFLOW_TRAINING, check_noisy_input_options, classifier_params, merged,
+                                    training_schema)
 from gpal.workflows.measurements import Produced, write_measurements
 from gpal.workflows.schema import Field
 
@@ -127,7 +128,9 @@ def estimator_class(family: str) -> type:
 NOT_APPLICABLE = "n/a (binary only)"
 #: gpal's ECE (`expected_calibration_error`'s defaults), the ``ece`` block's default.
 GPAL_ECE = {"n_bins": 15, "confidence": "mean", "binary": "top_label", "empty_bins": "skip"}
-BATCH_SIZE = 50
+#: The minibatch methods' batch rows and the svgp- methods' Adam step: the workflows' (`WORKFLOW_TRAINING`), not the
+#: estimator's own defaults, which are the main job's.
+BATCH_SIZE, LEARNING_RATE = WORKFLOW_TRAINING["batch_size"], WORKFLOW_TRAINING["learning_rate"]
 # ls-cavi-exact: CAVI's start and the exact steps after it, each capped by ``iters`` (docs/papers/004_numbers.md).
 CAVI_EXACT_SWEEPS, CAVI_EXACT_STEPS = 50, 100
 
@@ -233,6 +236,7 @@ def _method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing:
             "num_inducing": num_inducing,
             **({} if kernel is None else {"kernel": kernel}),  # left out by default: earlier runs' specs still match
             "batch_size": BATCH_SIZE,
+            "learning_rate": LEARNING_RATE,
             "epochs": epochs,
             "progress": False,
         }

@@ -138,6 +138,19 @@ def test_kernel_setting_reaches_the_svgp_methods_only(cl):
         cl.method_spec("dirichlet", 100, 2, 10, 5, kernel="matern52_plus_se")
 
 
+def test_the_svgp_methods_train_at_the_workflows_batch_and_step_not_the_estimators_defaults(cl):
+    """The estimator's own defaults are the main job's (batch 200, Adam 0.03); a workflow's svgp- methods keep the
+    batch and step their records and the paper workflows' descriptions state, whatever the estimator's defaults."""
+    from gpal import NoisyGPClassifier
+    from gpal.workflows.methods import WORKFLOW_TRAINING
+
+    for name in ("svgp-step", "svgp-probit", "svgp-softmax", "svgp-softmax-mc", "svgp-robustmax", "svgp-logit-fixed-delta"):
+        clf = NoisyGPClassifier(**cl.method_spec(name, 100, 2, 10, 5))
+        assert (clf.batch_size, clf.learning_rate) == (WORKFLOW_TRAINING["batch_size"], WORKFLOW_TRAINING["learning_rate"])
+    estimator = NoisyGPClassifier()
+    assert (estimator.batch_size, estimator.learning_rate) != (clf.batch_size, clf.learning_rate)
+
+
 def test_method_options_reach_the_estimator_and_are_checked_first(cl, tmp_path):
     spec = cl.method_spec("dirichlet", 100, 2, 10, 5, options={"prior_mean": "class_frequency", "num_inducing": 7})
     clf = spec(0)
