@@ -39,7 +39,10 @@ from shared import keep_printed  # the script's folder, first on its path
 
 
 def _gpc(kernel, likelihood="probit"):
-    return NoisyGPClassifier(input_noise="none", likelihood=likelihood, kernel=kernel, num_inducing=100, batch_size=50,
+    from gpal.workflows.methods import WORKFLOW_TRAINING  # the workflow's batch and step, not the main job's
+
+    return NoisyGPClassifier(input_noise="none", likelihood=likelihood, kernel=kernel, num_inducing=100,
+                             batch_size=WORKFLOW_TRAINING["batch_size"], learning_rate=WORKFLOW_TRAINING["learning_rate"],
                              epochs=10, progress=False, random_state=0)
 
 
