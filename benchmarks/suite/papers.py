@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from gpal.catalog_jobs.device_check import WORKLOADS, time_training_step
+from gpal.workflows.methods import WORKFLOW_TRAINING
 
 from .sizes import SMOKE, pick
 
@@ -54,7 +55,9 @@ def svi_curve(Xtr, ytr, Xte, yte, epochs: int, every: int, num_inducing: int = 5
     from gpal.estimators.fit_plan import fit_data, plan_fit
     from gpal.evaluation.metrics import negative_log_likelihood
 
-    est = NoisyGPClassifier(input_noise="none", likelihood=likelihood, num_inducing=num_inducing, epochs=epochs)
+    # the paper workflows' batch and step, as the records this tracks were made with (not the main job's defaults)
+    est = NoisyGPClassifier(input_noise="none", likelihood=likelihood, num_inducing=num_inducing, epochs=epochs,
+                            batch_size=WORKFLOW_TRAINING["batch_size"], learning_rate=WORKFLOW_TRAINING["learning_rate"])
     start = time.perf_counter()
     data, extra = fit_data(est, Xtr, ytr, None, None)
     plan = plan_fit(est, data, extra, None, None)
@@ -127,7 +130,8 @@ class AugmentedToSviNll:
         n_train, n_test, epochs, sweeps, steps, m = pick((300, 500, 200, 50, 100, 20), (60, 60, 2, 2, 5, 4))
         Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=n_train, test_size=n_test, stratify=y, random_state=0)
         if not SMOKE:  # short warm-up fits on the same rows: start-up and tracing fall on neither method
-            NoisyGPClassifier(input_noise="none", likelihood="logistic_softmax", num_inducing=m, epochs=1).fit(Xtr, ytr)
+            NoisyGPClassifier(input_noise="none", likelihood="logistic_softmax", num_inducing=m, epochs=1,
+                              batch_size=WORKFLOW_TRAINING["batch_size"]).fit(Xtr, ytr)
             LogisticSoftmaxGPClassifier(inference="cavi_exact", num_inducing=m, max_iter=2, exact_steps=2).fit(Xtr, ytr)
         svi = svi_curve(Xtr, ytr, Xte, yte, epochs, pick(10, 1), num_inducing=m)
         target = svi[-1][2] + TOLERANCE

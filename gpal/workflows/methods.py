@@ -21,7 +21,7 @@ from gpal.registry import INPUT_NOISE, Q_X_FORMS, Q_X_UPDATES
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, select_methods
 from gpal.workflows.schema import Field, fields_from_settings
 
-__all__ = ["AUTO", "AUTO_ALL_ROWS", "TRAINING", "check_noisy_input_options", "classifier_params", "merged",
+__all__ = ["AUTO", "AUTO_ALL_ROWS", "TRAINING", "WORKFLOW_TRAINING", "check_noisy_input_options", "classifier_params", "merged",
            "method_options_field", "method_training", "methods_field", "noisy_input_method_options", "num_inducing_for",
            "training_schema"]
 
@@ -40,6 +40,7 @@ TRAINING = ("noise_variance", "likelihood", "num_inducing", "batch_size", "epoch
 
 #: The training settings a workflow starts from where the estimator's defaults are the main job's instead: the values
 #: the workflows' records were made with (100 inducing points, batch 50, Adam's step 0.01, paper 001's batch and step).
+#: A script that fits `gpal.NoisyGPClassifier` itself and means to train as a workflow does passes these.
 WORKFLOW_TRAINING = {"num_inducing": 100, "batch_size": 50, "learning_rate": 0.01}
 
 

@@ -29,7 +29,9 @@ Declared in the paper's claims file (``lab/pages/records/papers/claims/<NNN>.yam
         metric: accuracy
         authors: {record: tables/paper002_gplib, table: "magic, 15216 training rows", row: vi-jj-full}
                                                      # or from another table's row (then the differences say how
-                                                     # its setting differs from gpal's)
+                                                     # its setting differs from gpal's); beside a workflow's
+                                                     # number, {study_record: <a study's record of the authors'
+                                                     # code's fits>, method: NIMGP}: their mean ± SE
 
 gpal's value is never typed: it is read from the record.  The paper's comes from the record where the workflow's
 published numbers hold it (``published/<workflow>.yaml``, typed there once, with the table it is from); ``paper`` gives it where no record holds
@@ -90,9 +92,11 @@ def parse_headline(where: str, block: Any) -> list[dict]:
             raise ValueError(f"{at}.paper must be {{value: the paper's number, source: its table or figure}}; "
                              f"got {paper!r}")
         authors = entry.get("authors")
-        if authors is not None and (not isinstance(authors, Mapping) or set(authors) != {"record", "table", "row"}):
+        shapes = ({"record", "table", "row"}, {"study_record", "method"})
+        if authors is not None and (not isinstance(authors, Mapping) or set(authors) not in shapes):
             raise ValueError(f"{at}.authors must be {{record, table, row}}: where the authors' code's "
-                             f"'{AUTHORS} <metric>' is; got {authors!r}")
+                             f"'{AUTHORS} <metric>' is, or {{study_record, method}}: a study's record of the "
+                             f"authors' code's fits (side 'authors'); got {authors!r}")
         rows.append({**entry, "quantity": _text(f"{at}.quantity", entry["quantity"]),
                      "differences": _text(f"{at}.differences", entry["differences"]) if "differences" in entry
                      else "–",
@@ -137,6 +141,26 @@ def _cells(entry: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], wh
         raise ValueError(f"{where}.row: table {table!r} of {name} has no row {entry['row']!r}; its rows are "
                          f"{[r[0] for r in found['rows']]}")
     return cells
+
+
+def _authors_fits(entry: Mapping[str, Any], where: str) -> str:
+    """The authors' code's number from a study's record of its fits (units of side "authors"): the mean ± SE over
+    the fits of ``entry["authors"]["method"]``, with their number, as gpal's workflow cell."""
+    import json
+    import math
+    import statistics
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / entry["authors"]["study_record"]
+    if not path.is_file():
+        raise ValueError(f"{where}.authors.study_record: no record {entry['authors']['study_record']!r}")
+    units = json.loads(path.read_text(encoding="utf-8"))["units"]
+    values = [u[entry["metric"]] for u in units if u["side"] == "authors" and u["method"] == entry["authors"]["method"]]
+    if len(values) < 2:
+        raise ValueError(f"{where}.authors: {entry['authors']['study_record']} holds {len(values)} fit(s) of "
+                         f"{entry['authors']['method']!r} by the authors' code; a mean ± SE needs two or more")
+    se = statistics.stdev(values) / math.sqrt(len(values))
+    return f"{statistics.fmean(values):.3f} ± {se:.3f} ({len(values)})"
 
 
 def _authors(entry: Mapping[str, Any], cells: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]],
@@ -186,10 +210,11 @@ def headline_rows(declared: Sequence[Mapping[str, Any]], records: Mapping[str, M
     for i, entry in enumerate(declared):
         where = f"{source}: headline[{i}]"
         if "workflow" in entry:
-            if entry.get("authors") is not None:
-                raise ValueError(f"{where}.authors: a workflow's record holds no authors' code; name gpal's number "
-                                 "by 'record' (a study's table), as the authors' code's")
-            (gpal, paper), authors = _from_workflow(entry, records, where), None
+            if entry.get("authors") is not None and "study_record" not in entry["authors"]:
+                raise ValueError(f"{where}.authors: a workflow's record holds no authors' code; name it by "
+                                 "{study_record, method}, a study's record of the authors' code's fits")
+            (gpal, paper) = _from_workflow(entry, records, where)
+            authors = None if entry.get("authors") is None else _authors_fits(entry, where)
         else:
             gpal, paper, authors = _from_table(entry, others, where)
         if entry["paper"] is not None:

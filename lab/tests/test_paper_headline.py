@@ -92,3 +92,22 @@ def test_gpal_on_the_authors_rows_is_shown_beside_the_authors_code_where_gpals_c
 def test_a_row_the_records_cannot_fill_is_refused_naming_it(block, message):
     with pytest.raises(ValueError, match=message):
         _rows(block)
+
+
+def test_the_authors_code_beside_a_workflows_number_is_the_mean_and_se_of_its_fits_in_a_study_record(tmp_path):
+    import json
+    import math
+    import statistics
+
+    values = [0.41, 0.47, 0.52]
+    record = tmp_path / "authors.json"
+    record.write_text(json.dumps({"units": [{"side": "authors", "method": "A", "nll": v} for v in values]
+                                  + [{"side": "gpal", "method": "A", "nll": 9.0},
+                                     {"side": "authors", "method": "B", "nll": 9.0}]}))
+    rows = _rows([{"quantity": "a, A NLL", "workflow": "values", "setting": "a", "method": "A", "metric": "nll",
+                   "authors": {"study_record": str(record), "method": "A"}}])
+    se = statistics.stdev(values) / math.sqrt(3)
+    assert rows[0]["authors"] == f"{statistics.fmean(values):.3f} ± {se:.3f} (3)"
+    with pytest.raises(ValueError, match=r"holds 1 fit\(s\) of 'B' by the authors' code"):
+        _rows([{"quantity": "q", "workflow": "values", "setting": "a", "method": "A", "metric": "nll",
+                "authors": {"study_record": str(record), "method": "B"}}])
