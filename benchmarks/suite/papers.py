@@ -57,7 +57,8 @@ def svi_curve(Xtr, ytr, Xte, yte, epochs: int, every: int, num_inducing: int = 5
 
     # the paper workflows' batch and step, as the records this tracks were made with (not the main job's defaults)
     est = NoisyGPClassifier(input_noise="none", likelihood=likelihood, num_inducing=num_inducing, epochs=epochs,
-                            batch_size=WORKFLOW_TRAINING["batch_size"], learning_rate=WORKFLOW_TRAINING["learning_rate"])
+                            batch_size=WORKFLOW_TRAINING["batch_size"],
+                            learning_rate=WORKFLOW_TRAINING["learning_rate"])
     start = time.perf_counter()
     data, extra = fit_data(est, Xtr, ytr, None, None)
     plan = plan_fit(est, data, extra, None, None)

@@ -21,9 +21,9 @@ from gpal.registry import INPUT_NOISE, Q_X_FORMS, Q_X_UPDATES
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, select_methods
 from gpal.workflows.schema import Field, fields_from_settings
 
-__all__ = ["AUTO", "AUTO_ALL_ROWS", "TRAINING", "WORKFLOW_TRAINING", "check_noisy_input_options", "classifier_params", "merged",
-           "method_options_field", "method_training", "methods_field", "noisy_input_method_options", "num_inducing_for",
-           "training_schema"]
+__all__ = ["AUTO", "AUTO_ALL_ROWS", "TRAINING", "WORKFLOW_TRAINING", "check_noisy_input_options", "classifier_params",
+           "merged", "method_options_field", "method_training", "methods_field", "noisy_input_method_options",
+           "num_inducing_for", "training_schema"]
 
 AUTO = "auto"
 #: ``num_inducing`` as paper 001's authors' UCI scripts set it: min(100, 5 % of all the data set's rows, training and

@@ -147,11 +147,11 @@ def _authors_fits(entry: Mapping[str, Any], where: str) -> str:
     """The authors' code's number from a study's record of its fits (units of side "authors"): the mean ± SE over
     the fits of ``entry["authors"]["method"]``, with their number, as gpal's workflow cell."""
     import json
-    import math
-    import statistics
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / entry["authors"]["study_record"]
+    from generated_page import ROOT
+    from gpal.evaluation.metrics import format_mean_se, mean_se
+
+    path = ROOT / entry["authors"]["study_record"]
     if not path.is_file():
         raise ValueError(f"{where}.authors.study_record: no record {entry['authors']['study_record']!r}")
     units = json.loads(path.read_text(encoding="utf-8"))["units"]
@@ -159,8 +159,7 @@ def _authors_fits(entry: Mapping[str, Any], where: str) -> str:
     if len(values) < 2:
         raise ValueError(f"{where}.authors: {entry['authors']['study_record']} holds {len(values)} fit(s) of "
                          f"{entry['authors']['method']!r} by the authors' code; a mean ± SE needs two or more")
-    se = statistics.stdev(values) / math.sqrt(len(values))
-    return f"{statistics.fmean(values):.3f} ± {se:.3f} ({len(values)})"
+    return f"{format_mean_se(*mean_se(values))} ({len(values)})"
 
 
 def _authors(entry: Mapping[str, Any], cells: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]],

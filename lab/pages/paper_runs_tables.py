@@ -26,14 +26,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
-import statistics
 import sys
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 # this script's folder, first on its path
 from generated_page import DOCS, ROOT, lists_record, read_study, write_or_check
@@ -165,7 +163,7 @@ def _study_table(table: StudyTable) -> str:
     for path in (table.record, *table.also):
         if not lists_record(study, path):
             raise ValueError(f"{path} is not a record of {table.declaration} (field 'records')")
-    record = json.loads((ROOT / table.record).read_text(encoding="utf-8"))
+    record = _json_at(table.record)
     try:
         rows = table.rows(record)
     except (KeyError, IndexError, TypeError) as exc:
@@ -182,9 +180,14 @@ def _study_table(table: StudyTable) -> str:
                                f"`{table.record}`" + (f", commit `{commit}`" if commit else "") + ran + ".)\n")
 
 
+def _json_at(path: str) -> Any:
+    """The JSON file at ``path``, relative to the repository."""
+    return json.loads((ROOT / path).read_text(encoding="utf-8"))
+
+
 def _record_commit(path: str) -> str | None:
     """The commit a record names: its own, or its run's."""
-    record = json.loads((ROOT / path).read_text(encoding="utf-8"))
+    record = _json_at(path)
     return record.get("commit") or record.get("run_commit")
 
 
@@ -216,7 +219,7 @@ def _uci_beside(record: Mapping, earlier: Sequence[str] = ()) -> list[tuple[str,
     (the papers page's record) and the runs of the ``earlier`` study records, mean ± SE (splits); "–" where one has
     no such row."""
     (name,) = record["settings"]["datasets"]
-    others = [_nll_rows(json.loads((ROOT / path).read_text(encoding="utf-8")))
+    others = [_nll_rows(_json_at(path))
               for path in (f"{PAGE_RECORDS}001_uci_input_noise.{name}.json", *earlier)]
 
     def cell(r: Mapping | None) -> str:
@@ -347,17 +350,19 @@ def _authors_code_nn_tables(suffix: str) -> dict[str, StudyTable]:
 
 def _mean_se_of(values: Sequence[float], count: bool = False) -> str:
     """'mean ± SE' of some splits' values, three decimals (``count``: with their number, "(n)"); "–" under two."""
+    from gpal.evaluation.metrics import format_mean_se, mean_se
+
     if len(values) < 2:
         return "–"
-    text = f"{statistics.fmean(values):.3f} ± {statistics.stdev(values) / math.sqrt(len(values)):.3f}"
-    return text + (f" ({len(values)})" if count else "")
+    return format_mean_se(*mean_se(values)) + (f" ({len(values)})" if count else "")
 
 
 def _paired_interval_of(differences: Sequence[float]) -> str:
     """'mean [low, high]' of paired differences, the 95 % t interval over them."""
+    from gpal.evaluation.metrics import mean_se
     from labkit.verdicts import interval
 
-    mean, se = statistics.fmean(differences), statistics.stdev(differences) / math.sqrt(len(differences))
+    mean, se = mean_se(differences)
     return _interval((mean, *interval(mean, se, len(differences) - 1)))
 
 
@@ -383,7 +388,7 @@ def _authors_code_synthetic(record: Mapping) -> list[tuple[str, ...]]:
     NIMGP-FO minus MGP paired problem by problem, with its 95 % t interval."""
     rows = []
     for level, other in zip(_SYNTHETIC_LEVELS, (None, *_AUTHORS_SYNTHETIC_OTHERS)):
-        kept = record if other is None else json.loads((ROOT / other).read_text(encoding="utf-8"))
+        kept = record if other is None else _json_at(other)
         nll = {(u["method"], u["split"]): u["nll"] for u in kept["units"] if u["side"] == "authors"}
         splits = sorted({s for _, s in nll})
         d = [nll["NIMGP-FO", s] - nll["MGP", s] for s in splits if ("NIMGP-FO", s) in nll and ("MGP", s) in nll]
@@ -403,12 +408,12 @@ def _authors_code_resolved(record: Mapping) -> list[tuple[str, ...]]:
     """Per cell of Tables 2-3 the authors' code ran (``record`` the first of `_AUTHORS_RESOLVED`, the others read
     beside it): the paper's test NLL, gpal's (its workflow record), the authors' code's on the same problems (mean ±
     SE (problems)), and the Bayes-optimal NLL of gpal's problems, which no classifier beats on average."""
-    workflow = json.loads((ROOT / _SYNTHETIC_RECORD).read_text(encoding="utf-8"))
+    workflow = _json_at(_SYNTHETIC_RECORD)
     cells = {(r["setting"], r["method"]): r for r in [*workflow["rows"], *workflow.get("unpublished", [])]
              if r["metric"] == "nll"}
     rows = []
     for path in _AUTHORS_RESOLVED:
-        kept = record if path == _AUTHORS_RESOLVED[0] else json.loads((ROOT / path).read_text(encoding="utf-8"))
+        kept = record if path == _AUTHORS_RESOLVED[0] else _json_at(path)
         mode = kept["settings"].get("variance", "learned")
         setting = f"{mode}/{kept['settings']['injected_noise']:g}"
         for method in kept["settings"]["methods"]:
@@ -786,7 +791,7 @@ def _printed_table(table: PrintedTable) -> str:
     a record the study does not declare, a command it does not hold, or a command that printed no table)."""
     if not lists_record(read_study(ROOT / table.declaration), table.record):
         raise ValueError(f"{table.record} is not a record of {table.declaration} (field 'records')")
-    commands = json.loads((ROOT / table.record).read_text(encoding="utf-8"))["commands"]
+    commands = _json_at(table.record)["commands"]
     if table.command not in commands:
         raise ValueError(f"{table.record}: no command {table.command!r} (it holds {sorted(commands)})")
     kept = commands[table.command]

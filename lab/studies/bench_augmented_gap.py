@@ -58,14 +58,8 @@ from pathlib import Path
 
 import numpy as np
 
-from shared import SPLITS, keep_printed, split, test_nll  # the script's folder, first on its path
+from shared import SPLITS, keep_printed, split, test_nll, workflow_svi  # the script's folder, first on its path
 
-
-def _workflow_step() -> dict:
-    """SVI's batch and Adam step as the paper workflows set them, not the estimator's own defaults (the main job's)."""
-    from gpal.workflows.methods import WORKFLOW_TRAINING
-
-    return {key: WORKFLOW_TRAINING[key] for key in ("batch_size", "learning_rate")}
 
 class PerClassQ:
     """Whitened q(v_c) per class at fixed per-class kernels and inducing inputs, held as (eta1, P)."""
@@ -161,7 +155,7 @@ def fixed(args: argparse.Namespace) -> None:
 
     Xtr, Xte, ytr, yte = split("digits")
     svi = NoisyGPClassifier(input_noise="none", likelihood="logistic_softmax", num_inducing=50,
-                            epochs=args.svi_epochs, **_workflow_step()).fit(Xtr, ytr)
+                            epochs=args.svi_epochs, **workflow_svi()).fit(Xtr, ytr)
     print(f"SVI estimator's own test NLL {test_nll(svi.predict_proba(Xte), yte, svi.classes_):.4f}")
     gp = next(m for m in svi.model_.submodules if type(m).__name__ == "LatentGPs")
     kernels = [gpflow.kernels.SquaredExponential(variance=float(k.variance.numpy()), lengthscales=k.lengthscales.numpy())
@@ -215,7 +209,7 @@ def make(method: str, epochs: int):
     family, params = METHODS[method]
     if family == "ls":
         return LogisticSoftmaxGPClassifier(num_inducing=50, **params)
-    return NoisyGPClassifier(input_noise="none", num_inducing=50, epochs=epochs, **_workflow_step(), **params)
+    return NoisyGPClassifier(input_noise="none", num_inducing=50, epochs=epochs, **workflow_svi(), **params)
 
 
 def timing(args: argparse.Namespace) -> None:
@@ -253,7 +247,7 @@ def finish(args: argparse.Namespace) -> None:
     for name in args.datasets:
         Xtr, Xte, ytr, yte = split(name, n_train=args.n_train)
         NoisyGPClassifier(input_noise="none", likelihood=args.svi_likelihood, num_inducing=50, epochs=1,
-                          **_workflow_step()).fit(Xtr, ytr)
+                          **workflow_svi()).fit(Xtr, ytr)
         LogisticSoftmaxGPClassifier(inference="cavi_exact", num_inducing=50, max_iter=2, exact_steps=2).fit(Xtr, ytr)
         load = os.getloadavg()[0]
         svi = svi_curve(Xtr, ytr, Xte, yte, args.svi_epochs, 10, likelihood=args.svi_likelihood)

@@ -35,15 +35,12 @@ from gpal import NoisyGPClassifier
 from gpal.data import load_dataset
 from gpal.evaluation.metrics import error_rate, negative_log_likelihood
 from gpal.models.kernels import default_kernel
-from shared import keep_printed  # the script's folder, first on its path
+from shared import keep_printed, workflow_svi  # the script's folder, first on its path
 
 
 def _gpc(kernel, likelihood="probit"):
-    from gpal.workflows.methods import WORKFLOW_TRAINING  # the workflow's batch and step, not the main job's
-
     return NoisyGPClassifier(input_noise="none", likelihood=likelihood, kernel=kernel, num_inducing=100,
-                             batch_size=WORKFLOW_TRAINING["batch_size"], learning_rate=WORKFLOW_TRAINING["learning_rate"],
-                             epochs=10, progress=False, random_state=0)
+                             epochs=10, progress=False, random_state=0, **workflow_svi())
 
 
 def _paper_start(d, ard):

@@ -2,7 +2,8 @@
 """Paper 004's NLL gap on digits, isolated: the paper's CAVI against SVI logistic-softmax, varying what its authors set.
 
 On digits (stratified split, seed 0, 1000 test rows, M = 50 k-means inducing inputs, SE-ARD), for each number of
-training rows: SVI logistic-softmax (``NoisyGPClassifier``, Adam 0.01, minibatch 50, the workflows' own, ``--svi-epochs``) and the paper's CAVI as its
+training rows: SVI logistic-softmax (``NoisyGPClassifier``, Adam 0.01, minibatch 50: the workflows' own,
+``--svi-epochs``) and the paper's CAVI as its
 authors' AugmentedGaussianProcesses.jl runs it (``LogisticSoftmaxGPClassifier(inference="cavi", local_passes=5)``,
 ``--sweeps`` sweeps, one Adam step on the kernel after each) with one kernel shared by the classes or one per class
 (``kernel_per_class``), at gpal's kernel step 0.1 and the authors' 0.01.  A last CAVI row per size holds each class's
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shared import split, test_nll  # the script's folder, first on its path
+from shared import split, test_nll, workflow_svi  # the script's folder, first on its path
 from shared import keep_printed, paired_t
 
 M = 50
@@ -46,11 +47,8 @@ def fit_unit(unit: str, n_train: int, seed: int, args: argparse.Namespace, svi_h
     Xtr, Xte, ytr, yte = split("digits", seed, n_train)
     start = time.perf_counter()
     if unit == "svi":
-        from gpal.workflows.methods import WORKFLOW_TRAINING  # the workflows' batch and step, not the main job's
-
         clf = NoisyGPClassifier(input_noise="none", likelihood="logistic_softmax", num_inducing=M, epochs=args.svi_epochs,
-                                batch_size=WORKFLOW_TRAINING["batch_size"],
-                                learning_rate=WORKFLOW_TRAINING["learning_rate"], random_state=seed).fit(Xtr, ytr)
+                                random_state=seed, **workflow_svi()).fit(Xtr, ytr)
         svi_holder[n_train, seed] = clf
         proba, classes = clf.predict_proba(Xte), clf.classes_
     elif unit == "cavi_at_svi_kernels":

@@ -367,6 +367,14 @@ def trace_vi(p: Problem, method: str, iters: int, num_inducing: int, seed: int, 
     return trace
 
 
+def workflow_svi() -> dict[str, Any]:
+    """SVI's batch and Adam step as the paper workflows set them (`gpal.workflows.methods.WORKFLOW_TRAINING`), for a
+    study that fits `gpal.NoisyGPClassifier` itself: the estimator's own defaults are the main job's."""
+    from gpal.workflows.methods import WORKFLOW_TRAINING
+
+    return {key: WORKFLOW_TRAINING[key] for key in ("batch_size", "learning_rate")}
+
+
 def trace_svi(p: Problem, epochs: int, num_inducing: int, batch_size: int, seed: int,
               likelihood: str = "logit", kernel: str | None = None) -> Trace:
     """SVI (Adam, lr 0.01) on gpal's SVGP (paper 000's logit likelihood by default), evaluated after every epoch;
