@@ -169,9 +169,7 @@ def synthetic_split(fold: int, level: float):
 
 def noisy_split(folder: Path, fold: int, level: float, dataset: str):
     """The authors' training and test rows of split ``fold``, standardised on the training rows, noise added
-    (``generate_data.py`` then test_real.py lines 8-34); gpal's problem for ``synthetic``."""
-    if dataset == "synthetic":
-        return synthetic_split(fold, level)
+    (``generate_data.py`` then test_real.py lines 8-34); gpal's synthetic problems are `synthetic_split`'s."""
     X = np.loadtxt(folder / data_folder(dataset) / "X.txt")
     Y = np.loadtxt(folder / data_folder(dataset) / "Y.txt").astype(int)
     rng = np.random.RandomState(0)  # generate_data.py's np.random.seed(0), its draws in its order
